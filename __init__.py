@@ -1,0 +1,28 @@
+"""blosckit: read, validate and build every Blosc1/Blosc2 chunk.
+
+The public API is listed in ``__all__``; the declared structures stay reachable
+as ``blosckit.formats.chunk.<name>``.  ``blosckit.strategies`` (hypothesis) is
+not imported here.
+"""
+from __future__ import annotations
+
+from .chunk import Chunk, chunk_sizes, decompress, decompress_into, getitem, parse_chunk
+from .errors import FormatError, UnsupportedError
+try:
+    from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
+except ImportError: pass
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FormatError", "UnsupportedError",
+    "Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
+    "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
+    "__version__",
+]
+
+try:  # TEMPORARY while the builder is written
+    from .compress import build_chunk, compress, compress_special, compress_vlblocks
+    __all__ += ["compress", "compress_special", "compress_vlblocks", "build_chunk"]
+except ImportError:
+    pass

@@ -1,0 +1,74 @@
+"""One registry of codecs, keyed by codec id, by stored format and by name.
+
+The ids and names come from :mod:`blosckit.formats.enums`; this module only
+maps them to implementations.  A codec is a tiny protocol: ``code``, ``name``,
+``compformat``, ``compress(src, clevel, ...)`` and ``decompress_into(src, dst)``.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Protocol
+
+from ..errors import UnsupportedError
+from ..formats import enums
+
+
+class Codec(Protocol):
+    code: int           # codec id (enums.CODECS)
+    name: str
+    compformat: int     # the header's codec format (enums.COMPFORMATS)
+
+    def compress(self, src: memoryview, clevel: int, *, dict: bytes | None = None,
+                 maxout: int | None = None, flavor: str = "blosc2") -> bytes | None:
+        """Encode ``src``; None when the result would exceed ``maxout`` bytes."""
+
+    def decompress_into(self, src: memoryview, dst: memoryview,
+                        dict: bytes | None = None) -> int:
+        """Decode ``src`` into ``dst``; returns the number of bytes produced
+        (negative or short on malformed input; never writes past ``dst``)."""
+
+
+CODECS_BY_CODE: dict[int, Codec] = {}
+CODECS_BY_NAME: dict[str, Codec] = {}
+CODECS_BY_FORMAT: dict[int, Codec] = {}
+
+
+def register(codec: Codec) -> Codec:
+    assert enums.CODECS[codec.code] == codec.name, codec.name
+    CODECS_BY_CODE[codec.code] = codec
+    CODECS_BY_NAME[codec.name] = codec
+    # lz4hc shares lz4's format; the decoder registered for it is lz4's.
+    CODECS_BY_FORMAT.setdefault(codec.compformat, codec)
+    return codec
+
+
+def decoder_for(compformat: int, udcodec: int | None, offset: int, path: str) -> Codec:
+    """The codec that decodes streams of this header, or UnsupportedError."""
+    if compformat == enums.COMPFORMAT_UDCODEC:
+        code = -1 if udcodec is None else udcodec
+        codec = CODECS_BY_CODE.get(code)
+        if codec is None:
+            raise UnsupportedError(
+                f"codec {enums.codec_name(code)} (id {code}) is not available in this build",
+                offset, path)
+        return codec
+    codec = CODECS_BY_FORMAT.get(compformat)
+    if codec is None:
+        raise UnsupportedError(
+            f"codec format {compformat} ({enums.COMPFORMATS[compformat]}) cannot be decoded",
+            offset, path)
+    return codec
+
+
+def _load() -> None:
+    from . import blosclz, lz4, zlib, zstd
+    for mod in (blosclz, lz4, zlib, zstd):
+        for c in mod.CODECS:
+            register(c)
+    with contextlib.suppress(ImportError):   # python-snappy is optional at run time
+        from . import snappy
+        for c in snappy.CODECS:
+            register(c)
+
+
+_load()

@@ -1,0 +1,60 @@
+/* blosckit native layer: public prototypes (also mirrored in build_native.py's cdef).
+ *
+ * All lengths are byte counts.  Functions that can fail return a negative
+ * BK_E* code; the Python wrapper turns those into exceptions.
+ */
+#ifndef BLOSCKIT_NATIVE_H
+#define BLOSCKIT_NATIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BK_LEVEL_SCALAR 0
+#define BK_LEVEL_SSE2 1
+#define BK_LEVEL_AVX2 2
+
+#define BK_OK 0
+#define BK_EPARAM (-1)
+#define BK_ENOMEM (-2)
+
+/* cpu.c: run-time choice of the vector code path */
+int bk_simd_level(void);            /* level in use now */
+int bk_simd_best(void);             /* best level this CPU offers */
+int bk_set_simd_level(int level);   /* 0 on success, BK_EPARAM if unsupported */
+
+/* shuffle.c: byte (un)shuffle of one whole block; src and dst must not overlap */
+int bk_shuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize);
+int bk_unshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize);
+
+/* bitshuffle.c: bit (un)shuffle; legacy != 0 selects the Blosc1 (chunk version 2) rule */
+int bk_bitshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int legacy);
+int bk_bitunshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int legacy);
+
+/* blosclz.c */
+int64_t bk_blosclz_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen);
+/* flavor: 2 = C-Blosc2 3.x encoder, 1 = C-Blosc 1.21 encoder (split only used there) */
+int64_t bk_blosclz_compress(int clevel, const uint8_t *src, size_t len, uint8_t *dst,
+                            size_t maxout, int flavor, int split);
+
+/* filters.c */
+void bk_delta_encode(const uint8_t *dref, const uint8_t *src, uint8_t *dst, size_t len,
+                     size_t typesize, int first_block);
+void bk_delta_decode(const uint8_t *dref, uint8_t *buf, size_t len, size_t typesize,
+                     int first_block);
+void bk_bytedelta_encode(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize,
+                         int buggy);
+void bk_bytedelta_decode(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize,
+                         int buggy);
+int bk_trunc_prec(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int prec_bits);
+
+/* internal helpers shared between translation units */
+void bk_shuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
+void bk_unshuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
+
+#if defined(__x86_64__) || defined(__i386__)
+#define BK_X86 1
+#define BK_SSE2_FN __attribute__((target("sse2")))
+#define BK_AVX2_FN __attribute__((target("avx2")))
+#endif
+
+#endif

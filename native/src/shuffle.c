@@ -1,0 +1,312 @@
+/* Byte shuffle: view a block as n elements of `typesize` bytes and store
+ * byte j of element i at position j*n + i (a byte-matrix transpose).  Bytes
+ * past the last whole element are copied unchanged.
+ *
+ * The vector kernels work on groups of 16 (SSE2) or 32 (AVX2) elements whose
+ * size is a power of two up to 16.  They repeatedly split a set of registers
+ * into "even bytes" and "odd bytes" halves; after log2(typesize) such passes
+ * register j holds byte j of every element of the group.  Unshuffling runs
+ * the passes backwards with byte interleaves.
+ */
+#include <string.h>
+#include "blosckit_native.h"
+
+#if defined(BK_X86)
+#include <immintrin.h>
+#endif
+
+#define BK_INLINE static inline __attribute__((always_inline))
+#define TILE_ELEMS 256
+
+/* ---------------------------------------------------------------- scalar */
+
+static void scalar_shuffle_from(const uint8_t *src, uint8_t *dst, size_t n, size_t ts,
+                                size_t first)
+{
+    for (size_t base = first; base < n; base += TILE_ELEMS) {
+        size_t end = base + TILE_ELEMS < n ? base + TILE_ELEMS : n;
+        for (size_t j = 0; j < ts; j++) {
+            const uint8_t *in = src + j;
+            uint8_t *out = dst + j * n;
+            for (size_t i = base; i < end; i++)
+                out[i] = in[i * ts];
+        }
+    }
+}
+
+static void scalar_unshuffle_from(const uint8_t *src, uint8_t *dst, size_t n, size_t ts,
+                                  size_t first)
+{
+    for (size_t base = first; base < n; base += TILE_ELEMS) {
+        size_t end = base + TILE_ELEMS < n ? base + TILE_ELEMS : n;
+        for (size_t j = 0; j < ts; j++) {
+            const uint8_t *in = src + j * n;
+            uint8_t *out = dst + j;
+            for (size_t i = base; i < end; i++)
+                out[i * ts] = in[i];
+        }
+    }
+}
+
+/* Fixed-size scalar versions let the compiler keep everything in registers. */
+#define DEFINE_SCALAR_FIXED(TS)                                                   \
+    static void scalar_shuffle_##TS(const uint8_t *src, uint8_t *dst, size_t n)   \
+    {                                                                             \
+        for (size_t i = 0; i < n; i++) {                                          \
+            const uint8_t *e = src + i * TS;                                      \
+            for (size_t j = 0; j < TS; j++)                                       \
+                dst[j * n + i] = e[j];                                            \
+        }                                                                         \
+    }                                                                             \
+    static void scalar_unshuffle_##TS(const uint8_t *src, uint8_t *dst, size_t n) \
+    {                                                                             \
+        for (size_t i = 0; i < n; i++) {                                          \
+            uint8_t *e = dst + i * TS;                                            \
+            for (size_t j = 0; j < TS; j++)                                       \
+                e[j] = src[j * n + i];                                            \
+        }                                                                         \
+    }
+DEFINE_SCALAR_FIXED(2)
+DEFINE_SCALAR_FIXED(4)
+DEFINE_SCALAR_FIXED(8)
+
+static void scalar_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts)
+{
+    switch (ts) {
+    case 2: scalar_shuffle_2(src, dst, n); break;
+    case 4: scalar_shuffle_4(src, dst, n); break;
+    case 8: scalar_shuffle_8(src, dst, n); break;
+    default: scalar_shuffle_from(src, dst, n, ts, 0);
+    }
+}
+
+static void scalar_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts)
+{
+    switch (ts) {
+    case 2: scalar_unshuffle_2(src, dst, n); break;
+    case 4: scalar_unshuffle_4(src, dst, n); break;
+    case 8: scalar_unshuffle_8(src, dst, n); break;
+    default: scalar_unshuffle_from(src, dst, n, ts, 0);
+    }
+}
+
+#if defined(BK_X86)
+/* ------------------------------------------------------------------ SSE2 */
+
+BK_SSE2_FN BK_INLINE void sse2_split(__m128i a, __m128i b, __m128i *even, __m128i *odd)
+{
+    const __m128i lo = _mm_set1_epi16(0x00FF);
+    *even = _mm_packus_epi16(_mm_and_si128(a, lo), _mm_and_si128(b, lo));
+    *odd = _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8));
+}
+
+/* Handles whole groups of 16 elements, returns how many elements were done. */
+BK_SSE2_FN BK_INLINE size_t sse2_shuffle_pow2(const uint8_t *src, uint8_t *dst, size_t n,
+                                              const int ts, const int passes)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i r[16], t[16];
+        const uint8_t *p = src + i * ts;
+        for (int k = 0; k < ts; k++)
+            r[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+        for (int pass = 0; pass < passes; pass++) {
+            for (int q = 0; q < ts / 2; q++)
+                sse2_split(r[2 * q], r[2 * q + 1], &t[q], &t[q + ts / 2]);
+            for (int k = 0; k < ts; k++)
+                r[k] = t[k];
+        }
+        for (int j = 0; j < ts; j++)
+            _mm_storeu_si128((__m128i *)(dst + (size_t)j * n + i), r[j]);
+    }
+    return i;
+}
+
+BK_SSE2_FN BK_INLINE size_t sse2_unshuffle_pow2(const uint8_t *src, uint8_t *dst, size_t n,
+                                                const int ts, const int passes)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i r[16], t[16];
+        for (int j = 0; j < ts; j++)
+            r[j] = _mm_loadu_si128((const __m128i *)(src + (size_t)j * n + i));
+        for (int pass = 0; pass < passes; pass++) {
+            for (int q = 0; q < ts / 2; q++) {
+                t[2 * q] = _mm_unpacklo_epi8(r[q], r[q + ts / 2]);
+                t[2 * q + 1] = _mm_unpackhi_epi8(r[q], r[q + ts / 2]);
+            }
+            for (int k = 0; k < ts; k++)
+                r[k] = t[k];
+        }
+        uint8_t *p = dst + i * ts;
+        for (int k = 0; k < ts; k++)
+            _mm_storeu_si128((__m128i *)(p + 16 * k), r[k]);
+    }
+    return i;
+}
+
+BK_SSE2_FN static void sse2_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts)
+{
+    size_t done;
+    switch (ts) {
+    case 2: done = sse2_shuffle_pow2(src, dst, n, 2, 1); break;
+    case 4: done = sse2_shuffle_pow2(src, dst, n, 4, 2); break;
+    case 8: done = sse2_shuffle_pow2(src, dst, n, 8, 3); break;
+    case 16: done = sse2_shuffle_pow2(src, dst, n, 16, 4); break;
+    default: done = 0;
+    }
+    scalar_shuffle_from(src, dst, n, ts, done);
+}
+
+BK_SSE2_FN static void sse2_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts)
+{
+    size_t done;
+    switch (ts) {
+    case 2: done = sse2_unshuffle_pow2(src, dst, n, 2, 1); break;
+    case 4: done = sse2_unshuffle_pow2(src, dst, n, 4, 2); break;
+    case 8: done = sse2_unshuffle_pow2(src, dst, n, 8, 3); break;
+    case 16: done = sse2_unshuffle_pow2(src, dst, n, 16, 4); break;
+    default: done = 0;
+    }
+    scalar_unshuffle_from(src, dst, n, ts, done);
+}
+
+/* ------------------------------------------------------------------ AVX2 */
+
+/* 64-bit lane order (0,2,1,3): undoes the per-128-bit-lane behaviour of
+ * pack and unpack on 256-bit registers. */
+#define QUAD_0213 0xD8
+
+BK_AVX2_FN BK_INLINE void avx2_split(__m256i a, __m256i b, __m256i *even, __m256i *odd)
+{
+    const __m256i lo = _mm256_set1_epi16(0x00FF);
+    __m256i e = _mm256_packus_epi16(_mm256_and_si256(a, lo), _mm256_and_si256(b, lo));
+    __m256i o = _mm256_packus_epi16(_mm256_srli_epi16(a, 8), _mm256_srli_epi16(b, 8));
+    *even = _mm256_permute4x64_epi64(e, QUAD_0213);
+    *odd = _mm256_permute4x64_epi64(o, QUAD_0213);
+}
+
+BK_AVX2_FN BK_INLINE size_t avx2_shuffle_pow2(const uint8_t *src, uint8_t *dst, size_t n,
+                                              const int ts, const int passes)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i r[16], t[16];
+        const uint8_t *p = src + i * ts;
+        for (int k = 0; k < ts; k++)
+            r[k] = _mm256_loadu_si256((const __m256i *)(p + 32 * k));
+        for (int pass = 0; pass < passes; pass++) {
+            for (int q = 0; q < ts / 2; q++)
+                avx2_split(r[2 * q], r[2 * q + 1], &t[q], &t[q + ts / 2]);
+            for (int k = 0; k < ts; k++)
+                r[k] = t[k];
+        }
+        for (int j = 0; j < ts; j++)
+            _mm256_storeu_si256((__m256i *)(dst + (size_t)j * n + i), r[j]);
+    }
+    return i;
+}
+
+BK_AVX2_FN BK_INLINE size_t avx2_unshuffle_pow2(const uint8_t *src, uint8_t *dst, size_t n,
+                                                const int ts, const int passes)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i r[16], t[16];
+        for (int j = 0; j < ts; j++)
+            r[j] = _mm256_loadu_si256((const __m256i *)(src + (size_t)j * n + i));
+        for (int pass = 0; pass < passes; pass++) {
+            for (int q = 0; q < ts / 2; q++) {
+                __m256i a = _mm256_permute4x64_epi64(r[q], QUAD_0213);
+                __m256i b = _mm256_permute4x64_epi64(r[q + ts / 2], QUAD_0213);
+                t[2 * q] = _mm256_unpacklo_epi8(a, b);
+                t[2 * q + 1] = _mm256_unpackhi_epi8(a, b);
+            }
+            for (int k = 0; k < ts; k++)
+                r[k] = t[k];
+        }
+        uint8_t *p = dst + i * ts;
+        for (int k = 0; k < ts; k++)
+            _mm256_storeu_si256((__m256i *)(p + 32 * k), r[k]);
+    }
+    return i;
+}
+
+BK_AVX2_FN static void avx2_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts)
+{
+    size_t done;
+    switch (ts) {
+    case 2: done = avx2_shuffle_pow2(src, dst, n, 2, 1); break;
+    case 4: done = avx2_shuffle_pow2(src, dst, n, 4, 2); break;
+    case 8: done = avx2_shuffle_pow2(src, dst, n, 8, 3); break;
+    case 16: done = avx2_shuffle_pow2(src, dst, n, 16, 4); break;
+    default: done = 0;
+    }
+    scalar_shuffle_from(src, dst, n, ts, done);
+}
+
+BK_AVX2_FN static void avx2_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts)
+{
+    size_t done;
+    switch (ts) {
+    case 2: done = avx2_unshuffle_pow2(src, dst, n, 2, 1); break;
+    case 4: done = avx2_unshuffle_pow2(src, dst, n, 4, 2); break;
+    case 8: done = avx2_unshuffle_pow2(src, dst, n, 8, 3); break;
+    case 16: done = avx2_unshuffle_pow2(src, dst, n, 16, 4); break;
+    default: done = 0;
+    }
+    scalar_unshuffle_from(src, dst, n, ts, done);
+}
+#endif /* BK_X86 */
+
+/* ------------------------------------------------------------- dispatch */
+
+void bk_shuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t ts)
+{
+#if defined(BK_X86)
+    if (level >= BK_LEVEL_AVX2) { avx2_shuffle(src, dst, n, ts); return; }
+    if (level >= BK_LEVEL_SSE2) { sse2_shuffle(src, dst, n, ts); return; }
+#else
+    (void)level;
+#endif
+    scalar_shuffle(src, dst, n, ts);
+}
+
+void bk_unshuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t ts)
+{
+#if defined(BK_X86)
+    if (level >= BK_LEVEL_AVX2) { avx2_unshuffle(src, dst, n, ts); return; }
+    if (level >= BK_LEVEL_SSE2) { sse2_unshuffle(src, dst, n, ts); return; }
+#else
+    (void)level;
+#endif
+    scalar_unshuffle(src, dst, n, ts);
+}
+
+int bk_shuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize)
+{
+    if (typesize < 1)
+        return BK_EPARAM;
+    size_t n = len / typesize;
+    if (typesize == 1 || n == 0) {
+        memcpy(dst, src, len);
+        return BK_OK;
+    }
+    bk_shuffle_level(bk_simd_level(), src, dst, n, typesize);
+    memcpy(dst + n * typesize, src + n * typesize, len - n * typesize);
+    return BK_OK;
+}
+
+int bk_unshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize)
+{
+    if (typesize < 1)
+        return BK_EPARAM;
+    size_t n = len / typesize;
+    if (typesize == 1 || n == 0) {
+        memcpy(dst, src, len);
+        return BK_OK;
+    }
+    bk_unshuffle_level(bk_simd_level(), src, dst, n, typesize);
+    memcpy(dst + n * typesize, src + n * typesize, len - n * typesize);
+    return BK_OK;
+}
