@@ -87,7 +87,8 @@ def is_extended(flags) -> bool:
 Header = cs.Struct(
     *ChunkHeader.subcons,
     "extended" / cs.If(lambda c: is_extended(c.flags),
-                       cs.Switch(this.version, EXTENDED_HEADERS, default=ExtendedHeader)),
+                       cs.Switch(this.version, EXTENDED_HEADERS, default=ExtendedHeader))
+    * "bytes 16-31: the Blosc2 extension of the header",
 )
 
 # ---------------------------------------------------------------------------

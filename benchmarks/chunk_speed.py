@@ -1,0 +1,84 @@
+"""Decompression (and compression) throughput of blosckit vs python-blosc2.
+
+Both run in this process on the same chunk with the same nthreads; the table
+prints GB/s for each and the ratio blosckit / blosc2 (>= 1 means blosckit is
+as fast or faster).  Usage: ``python benchmarks/chunk_speed.py [--quick]``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import blosc2
+import numpy as np
+
+import blosckit
+
+SIZE = 64 * 2**20
+
+
+def best(fn, repeat: int) -> float:
+    fn()
+    t = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        t = min(t, time.perf_counter() - t0)
+    return t
+
+
+def datasets(size: int):
+    n8 = size // 8
+    yield "float64", np.linspace(0, 1000, n8).astype(np.float64)
+    n4 = size // 4
+    rng = np.random.default_rng(0)
+    yield "int32", (np.arange(n4, dtype=np.int32) + rng.integers(0, 100, n4, dtype=np.int32))
+
+
+def decompress_table(size: int, repeat: int) -> None:
+    print(f"decompress, {size // 2**20} MiB, GB/s (best of {repeat})")
+    print(f"{'data':8} {'codec':8} {'filter':10} {'thr':>3} {'ratio':>7} "
+          f"{'blosckit':>9} {'blosc2':>8} {'bk/b2':>6}")
+    for dname, arr in datasets(size):
+        data = arr.tobytes()
+        for codec in ("lz4", "blosclz", "zstd"):
+            for filt in ("shuffle", "bitshuffle"):
+                chunk = blosc2.compress2(
+                    data, typesize=arr.itemsize, clevel=5,
+                    codec=getattr(blosc2.Codec, codec.upper()),
+                    filters=[getattr(blosc2.Filter, filt.upper())], nthreads=1)
+                assert blosckit.decompress(chunk) == data
+                dst = bytearray(len(data))
+                for nthreads in (1, 2):
+                    t_bk = best(lambda: blosckit.decompress_into(chunk, dst, nthreads=nthreads),
+                                repeat)
+                    t_b2 = best(lambda: blosc2.decompress2(chunk, dst=dst, nthreads=nthreads),
+                                repeat)
+                    gb = len(data) / 1e9
+                    print(f"{dname:8} {codec:8} {filt:10} {nthreads:>3} "
+                          f"{len(data) / len(chunk):7.1f} {gb / t_bk:9.2f} {gb / t_b2:8.2f} "
+                          f"{t_b2 / t_bk:6.2f}")
+                    sys.stdout.flush()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="8 MiB, 3 repeats")
+    ap.add_argument("--only", choices=("decompress", "compress", "shuffle"))
+    args = ap.parse_args()
+    size, repeat = (8 * 2**20, 3) if args.quick else (SIZE, 5)
+    sys.path.insert(0, str(Path(__file__).parent))
+    if args.only in (None, "decompress"):
+        decompress_table(size, repeat)
+    if args.only in (None, "compress"):
+        import compress_speed
+        compress_speed.main()
+    if args.only in (None, "shuffle"):
+        import shuffle_speed
+        shuffle_speed.main()
+
+
+if __name__ == "__main__":
+    main()
