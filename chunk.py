@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _buffers
+from . import _buffers, native
+from .codecs import _dl
 from .codecs import filters as _filters
 from .codecs.registry import decoder_for
 from .errors import FormatError, UnsupportedError
@@ -111,7 +112,7 @@ def _read_info(src, max_nbytes: int = MAX_NBYTES) -> _Info:
              f"reserved bits set in blosc2_flags2 ({i.flags2:#04x})")
     if i.blocksize <= 0:
         fail("H3", 8, "chunk.header.blocksize", f"blocksize {i.blocksize} is not positive")
-    if not i.vl and i.blocksize > MAX_BLOCKSIZE:
+    if i.blocksize > MAX_BLOCKSIZE:
         fail("H4", 8, "chunk.header.blocksize",
              f"blocksize {i.blocksize} exceeds the maximum {MAX_BLOCKSIZE}")
     if i.vl and i.special:
@@ -186,8 +187,7 @@ def _check_special(i: _Info, n: int) -> None:
         return
     if i.special == 3:
         w = i.cbytes - fc.LEN_EXTENDED
-        if not (0 < w <= MAX_BLOCKSIZE and w <= max(i.nbytes, 0) and i.nbytes % w == 0) \
-                and not (i.nbytes == 0 and 0 < w <= MAX_BLOCKSIZE):
+        if not (0 < w <= MAX_BLOCKSIZE and w <= i.nbytes and i.nbytes % w == 0):
             fail("H9", 12, "chunk.header.cbytes",
                  f"a value chunk's value is cbytes - 32 = {w} bytes, which must be > 0 "
                  f"and divide nbytes {i.nbytes}")
@@ -332,7 +332,9 @@ class _Decoder:
         self.codec_error: UnsupportedError | None = None
         if not i.special and not i.memcpyed:
             try:
-                self.codec = decoder_for(i.compformat, i.udcodec if i.extended else None,
+                # only the 6-slot extended header (versions >= 4) has udcodec
+                has_ud = i.extended and i.version != 3
+                self.codec = decoder_for(i.compformat, i.udcodec if has_ud else None,
                                          2 if i.compformat != 6 else 22,
                                          "chunk.header.flags.compformat"
                                          if i.compformat != 6 else "chunk.header.extended.udcodec")
@@ -364,6 +366,28 @@ class _Decoder:
             bufs = (memoryview(bytearray(size)), memoryview(bytearray(size)))
             self.local.bufs = bufs
         return bufs[0][:size], bufs[1][:size]
+
+    def decode_native(self, out: memoryview, nthreads: int) -> bool:
+        """Decode every block in C when the codec has a native entry; False
+        when it has none.  A failing block is decoded again by the Python
+        path, which raises the precise FormatError."""
+        i = self.i
+        entry = _dl.NATIVE_DECODERS.get(self.codec.code) if self.codec is not None else None
+        if entry is None:
+            return False
+        pipeline = [(fid, meta) for _fn, meta, fid in self.pipeline]
+        failed = native.decode_chunk(
+            self.src, out, cbytes=i.cbytes, bstarts=i.bstarts, nbytes=i.nbytes,
+            blocksize=i.blocksize, typesize=i.typesize, version=i.version, split=i.split,
+            token_follows=i.version >= 4, pipeline=pipeline, codec_kind=entry[0],
+            codec_fns=entry[1], dict=i.dict, nthreads=nthreads)
+        if failed < 0:
+            return True
+        block0 = out[:self.block_size(0)] if self.uses_delta else None
+        j = failed
+        self.decode_block(j, out[j * i.blocksize:j * i.blocksize + self.block_size(j)], block0)
+        fail("B7", i.bstarts[j], f"chunk.blocks[{j}]",
+             "the block does not decode (native decoder)")
 
     def need_codec(self):
         if self.codec is None:
@@ -547,6 +571,8 @@ def _decode_all(i: _Info, src: memoryview, out: memoryview, nthreads: int) -> No
             pos += s
         _run(nthreads, len(spans),
              lambda j: dec.decode_vl_block(j, out[spans[j][0]:spans[j][0] + spans[j][1]]))
+        return
+    if dec.decode_native(out, nthreads):
         return
     bs = i.blocksize
     block0 = out[:dec.block_size(0)] if dec.uses_delta else None

@@ -1,7 +1,7 @@
 """Direct calls into the C libraries that the codec packages already ship.
 
-python-lz4 and python-zstandard export the liblz4 / libzstd symbols from their
-extension modules.  Calling them through cffi (ABI mode, GIL released) lets a
+python-lz4 and python-zstandard export the liblz4 / libzstd symbols from
+extension modules they ship.  Calling them through cffi (ABI mode, GIL released) lets a
 stream decode straight into its place in the output instead of into a fresh
 bytes object that then has to be copied.  Every user falls back to the
 package's Python API when a symbol is missing.
@@ -38,8 +38,37 @@ with contextlib.suppress(Exception):
 
 zstdlib = None
 with contextlib.suppress(Exception):
-    import zstandard.backend_c as _zmod
-    _lib = ffi.dlopen(_zmod.__file__)
+    import importlib.util
+    # python-zstandard's cffi backend module exports libzstd's symbols (its C
+    # backend keeps them local); loading the file does not import the module.
+    _spec = importlib.util.find_spec("zstandard._cffi")
+    _lib = ffi.dlopen(_spec.origin)
     _lib.ZSTD_decompressDCtx  # noqa: B018
     _lib.ZSTD_decompress_usingDict  # noqa: B018
     zstdlib = _lib
+
+
+def address(lib, name: str) -> int:
+    """Address of C function ``name`` in a library opened above."""
+    return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+
+
+def _entries() -> dict:
+    """Codec id -> (native codec kind, C entry points) for whole-chunk decoding."""
+    out = {0: (0, {})}                       # BloscLZ lives in our own library
+    if lz4lib is not None:
+        fns = {"fn": address(lz4lib, "LZ4_decompress_safe"),
+               "fn_dict": address(lz4lib, "LZ4_decompress_safe_usingDict")}
+        out[1] = out[2] = (1, fns)
+    if zstdlib is not None:
+        out[5] = (4, {"fn": address(zstdlib, "ZSTD_decompressDCtx"),
+                      "fn_dict": address(zstdlib, "ZSTD_decompress_usingDict"),
+                      "fn_error": address(zstdlib, "ZSTD_isError"),
+                      "fn_new": address(zstdlib, "ZSTD_createDCtx"),
+                      "fn_free": address(zstdlib, "ZSTD_freeDCtx")})
+    return out
+
+
+NATIVE_DECODERS = {}
+with contextlib.suppress(Exception):
+    NATIVE_DECODERS = _entries()

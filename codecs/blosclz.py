@@ -9,10 +9,21 @@ class BloscLZ:
     name = "blosclz"
     compformat = 0
 
-    def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2"):
+    def compress_into(self, src, dst, clevel, *, dict=None, flavor="blosc2",
+                      split=True) -> int:
+        """Encode ``src`` into ``dst`` (its length is the output limit); the
+        stream's length, or 0 when it does not fit or does not pay off.
+        C-Blosc 1.x's encoder also looks at whether the block is split."""
+        if flavor == "blosc1":
+            n = native.blosclz_compress_into(src, dst, clevel, flavor=flavor, split=split)
+        else:
+            n = native.blosclz_compress_into(src, dst, clevel, flavor=flavor)
+        return max(int(n), 0)
+
+    def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2", split=True):
         cap = len(src) if maxout is None else maxout
         out = bytearray(max(cap, 0))
-        n = native.blosclz_compress_into(src, out, clevel, flavor=flavor)
+        n = self.compress_into(src, out, clevel, flavor=flavor, split=split)
         if n <= 0:
             return None
         return bytes(memoryview(out)[:n])

@@ -1,9 +1,53 @@
 """LZ4 and LZ4HC (one stored format) through python-lz4."""
 from __future__ import annotations
 
+import contextlib
+import threading
+
+import cffi
 import lz4.block as _block
 
 from . import _dl
+
+# The encoder entry points of the liblz4 that python-lz4 ships, called the
+# way C-Blosc calls them (same functions, same output limit), GIL released.
+_cffi = cffi.FFI()
+_cffi.cdef("""
+int LZ4_compress_fast(const char* src, char* dst, int srcSize, int dstCapacity, int accel);
+int LZ4_compress_HC(const char* src, char* dst, int srcSize, int dstCapacity, int level);
+void* LZ4_createStream(void);
+int LZ4_freeStream(void* stream);
+int LZ4_loadDict(void* stream, const char* dict, int dictSize);
+int LZ4_compress_fast_continue(void* stream, const char* src, char* dst, int srcSize,
+                               int dstCapacity, int accel);
+void* LZ4_createStreamHC(void);
+int LZ4_freeStreamHC(void* stream);
+void LZ4_resetStreamHC_fast(void* stream, int level);
+int LZ4_loadDictHC(void* stream, const char* dict, int dictSize);
+int LZ4_compress_HC_continue(void* stream, const char* src, char* dst, int srcSize,
+                             int dstCapacity);
+""")
+_enc = None
+with contextlib.suppress(Exception):
+    import lz4.block._block as _lz4mod
+    _lib = _cffi.dlopen(_lz4mod.__file__)
+    _lib.LZ4_compress_HC_continue  # noqa: B018 -- probe the last symbol
+    _enc = _lib
+
+_local = threading.local()
+
+
+def _stream(hc: bool):
+    """This thread's LZ4 stream state (for dictionary compression)."""
+    name = "hc" if hc else "fast"
+    st = getattr(_local, name, None)
+    if st is None:
+        if hc:
+            st = _cffi.gc(_enc.LZ4_createStreamHC(), _enc.LZ4_freeStreamHC)
+        else:
+            st = _cffi.gc(_enc.LZ4_createStream(), _enc.LZ4_freeStream)
+        setattr(_local, name, st)
+    return st
 
 
 class LZ4:
@@ -12,7 +56,35 @@ class LZ4:
     compformat = 1
     hc = False
 
-    def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2"):
+    def compress_into(self, src, dst, clevel, *, dict=None, flavor="blosc2",
+                      split=True) -> int:
+        """Encode ``src`` into ``dst`` (its length is the output limit); the
+        stream's length, or 0 when it does not fit.  Fast mode uses
+        acceleration 10 - clevel and HC the level itself, as C-Blosc does; a
+        dictionary is loaded afresh for every stream."""
+        if _enc is None:
+            out = self.compress(src, clevel, dict=dict, maxout=len(dst))
+            if out is None:
+                return 0
+            dst[:len(out)] = out
+            return len(out)
+        s = _cffi.from_buffer(src)
+        d = _cffi.from_buffer(dst, require_writable=True)
+        if dict:
+            dd = _cffi.from_buffer(dict)
+            st = _stream(self.hc)
+            if self.hc:
+                _enc.LZ4_resetStreamHC_fast(st, clevel)
+                _enc.LZ4_loadDictHC(st, dd, len(dict))
+                return max(_enc.LZ4_compress_HC_continue(st, s, d, len(src), len(dst)), 0)
+            _enc.LZ4_loadDict(st, dd, len(dict))
+            return max(_enc.LZ4_compress_fast_continue(st, s, d, len(src), len(dst),
+                                                       10 - clevel), 0)
+        if self.hc:
+            return max(_enc.LZ4_compress_HC(s, d, len(src), len(dst), clevel), 0)
+        return max(_enc.LZ4_compress_fast(s, d, len(src), len(dst), 10 - clevel), 0)
+
+    def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2", split=True):
         src = bytes(src)
         if self.hc:
             out = _block.compress(src, mode="high_compression", compression=clevel,

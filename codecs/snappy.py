@@ -9,7 +9,17 @@ class Snappy:
     name = "snappy"
     compformat = 2
 
-    def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc1"):
+    def compress_into(self, src, dst, clevel, *, dict=None, flavor="blosc1",
+                      split=True) -> int:
+        """Encode ``src`` into ``dst``; the stream's length, or 0 when it does
+        not fit.  Snappy ignores the level."""
+        out = _snappy.compress(bytes(src))
+        if len(out) > len(dst):
+            return 0
+        dst[:len(out)] = out
+        return len(out)
+
+    def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc1", split=True):
         out = _snappy.compress(bytes(src))
         if maxout is not None and len(out) > maxout:
             return None

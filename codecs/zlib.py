@@ -4,10 +4,53 @@ from __future__ import annotations
 
 import zlib as _zlib
 
+import contextlib
+
+import cffi
+
 try:
     from zlib_ng import zlib_ng as _zng
 except ImportError:  # pragma: no cover - declared dependency
     _zng = None
+
+# zlib-ng's own deflate, called as C-Blosc2's one-shot compress2 calls it: one
+# deflate(Z_FINISH) into an output buffer of the stream's limit.  (The Python
+# binding hands deflate its output in growing pieces, and zlib-ng's output
+# then differs now and then.)
+_cffi = cffi.FFI()
+_cffi.cdef("""
+typedef struct {
+    const uint8_t *next_in; uint32_t avail_in; size_t total_in;
+    uint8_t *next_out; uint32_t avail_out; size_t total_out;
+    const char *msg; void *state; void *zalloc; void *zfree; void *opaque;
+    int data_type; uint32_t adler; unsigned long reserved;
+} zng_stream;
+int32_t zng_deflateInit(zng_stream *strm, int32_t level);
+int32_t zng_deflate(zng_stream *strm, int32_t flush);
+int32_t zng_deflateEnd(zng_stream *strm);
+""")
+_Z_FINISH = 4
+_Z_STREAM_END = 1
+_zng_lib = None
+with contextlib.suppress(Exception):
+    _l = _cffi.dlopen(_zng.__file__)
+    _l.zng_deflateEnd  # noqa: B018 -- probe
+    _zng_lib = _l
+
+
+def _zng_compress_into(src, dst, level: int) -> int:
+    st = _cffi.new("zng_stream*")
+    if _zng_lib.zng_deflateInit(st, level) != 0:
+        return 0
+    try:
+        st.next_in = _cffi.from_buffer(src)
+        st.avail_in = len(src)
+        st.next_out = _cffi.from_buffer(dst, require_writable=True)
+        st.avail_out = len(dst)
+        rc = _zng_lib.zng_deflate(st, _Z_FINISH)
+        return int(st.total_out) if rc == _Z_STREAM_END else 0
+    finally:
+        _zng_lib.zng_deflateEnd(st)
 
 
 class Zlib:
@@ -15,9 +58,21 @@ class Zlib:
     name = "zlib"
     compformat = 3
 
-    def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2"):
+    def compress_into(self, src, dst, clevel, *, dict=None, flavor="blosc2",
+                      split=True) -> int:
+        """Encode ``src`` into ``dst``; the stream's length, or 0 when it does
+        not fit (C-Blosc's one-shot ``compress2`` fails the same way)."""
+        if flavor == "blosc2" and _zng_lib is not None:
+            return _zng_compress_into(src, dst, clevel)
+        out = self.compress(src, clevel, flavor=flavor)
+        if len(out) > len(dst):
+            return 0
+        dst[:len(out)] = out
+        return len(out)
+
+    def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2", split=True):
         lib = _zng if (flavor == "blosc2" and _zng is not None) else _zlib
-        out = lib.compress(bytes(src), clevel)
+        out = lib.compress(src, clevel)
         if maxout is not None and len(out) > maxout:
             return None
         return out

@@ -125,7 +125,7 @@ VLBlock = cs.Struct(
 LazyTrailer = cs.Struct(
     "nchunk" / cs.Int32sl * "chunk number in its super-chunk",
     "offset" / cs.Int64sl * "chunk offset inside its frame",
-    "block_csizes" / cs.Array(this._.num_blocks, cs.Int32sl) * "compressed size per block",
+    "block_csizes" / cs.Array(lambda c: c._.num_blocks, cs.Int32sl) * "compressed size per block",
 )
 
 
@@ -153,6 +153,11 @@ def _special(c) -> int:
     return ext.blosc2_flags.special if ext is not None else 0
 
 
+def _lazy(c) -> bool:
+    ext = c.header.extended
+    return bool(ext is not None and ext.blosc2_flags.lazy)
+
+
 def _use_dict(c) -> bool:
     ext = c.header.extended
     return bool(ext is not None and ext.blosc2_flags.use_dict)
@@ -165,7 +170,9 @@ ChunkPrefix = cs.Struct(
     "header" / Header,
     "num_blocks" / cs.Computed(_num_blocks),
     "bstarts" / cs.If(_has_bstarts, Bstarts),
-    "dict" / cs.If(lambda c: _has_bstarts(c) and _use_dict(c), DictSection),
+    # a lazy chunk's trailer, not a dictionary, follows its bstarts
+    "dict" / cs.If(lambda c: _has_bstarts(c) and _use_dict(c) and not _lazy(c), DictSection),
+    "lazy_trailer" / cs.If(lambda c: _has_bstarts(c) and _lazy(c), LazyTrailer),
     "value" / cs.If(lambda c: _special(c) == 3,
                     cs.Bytes(lambda c: max(c.header.cbytes - LEN_EXTENDED, 0))),
     "ofs_streams" / cs.Tell,

@@ -28,7 +28,7 @@ RULES: dict[str, Rule] = {r.id: r for r in (
     _R("H2", "error", "rules-header", "chunk.header.cbytes", "cbytes >= 16"),
     _R("H3", "error", "rules-header", "chunk.header.blocksize", "blocksize > 0"),
     _R("H4", "error", "rules-header", "chunk.header.blocksize",
-       "blocksize <= 536866816 (not for VL-block chunks)"),
+       "blocksize <= 536866816 (for VL-block chunks: the block count)"),
     _R("H5", "error", "rules-header", "chunk.header.typesize", "typesize > 0"),
     _R("H6", "error", "rules-header", "chunk.header.cbytes",
        "cbytes >= 32 when the header is extended"),

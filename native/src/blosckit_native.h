@@ -47,6 +47,27 @@ void bk_bytedelta_decode(const uint8_t *src, uint8_t *dst, size_t len, size_t ty
                          int buggy);
 int bk_trunc_prec(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int prec_bits);
 
+/* chunkdec.c: whole-chunk decoding of regular chunks (see the file) */
+#define BK_CODEC_NONE (-1)
+#define BK_CODEC_BLOSCLZ 0
+#define BK_CODEC_LZ4 1
+#define BK_CODEC_ZSTD 4
+typedef struct {
+  const uint8_t *src;        /* the chunk */
+  int32_t cbytes;            /* checked: <= the buffer length */
+  const int32_t *bstarts;    /* checked by the caller to lie inside the chunk */
+  int32_t nblocks, nbytes, blocksize, typesize;
+  int version, split, token_follows, uses_delta;
+  int nfilters;              /* filters to undo, in decode order */
+  uint8_t filter_ids[6], filter_metas[6];
+  int codec_kind;            /* BK_CODEC_* */
+  void *fn, *fn_dict, *fn_error, *fn_new, *fn_free;  /* the codec package's C entry points */
+  const uint8_t *dict;
+  int32_t dictlen;
+  uint8_t *dst;              /* nbytes long */
+} bk_chunk;
+int32_t bk_decode_chunk(const bk_chunk *c, int nthreads);
+
 /* internal helpers shared between translation units */
 void bk_shuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
 void bk_unshuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);

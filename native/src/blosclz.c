@@ -126,7 +126,6 @@ static inline size_t match_end(const uint8_t *in, size_t pos, size_t dist, size_
 /* Tunables that differ between the two reference encoders. */
 struct lz_recipe {
     unsigned probe_bits;   /* hash bits used by the entropy probe */
-    size_t probe_len;      /* bytes at the end of the input the probe looks at */
     size_t probe_back;     /* probe: bytes given back after a match */
     size_t probe_min;      /* probe: shortest match counted */
     size_t back;           /* encoder: bytes given back after a match */
@@ -302,8 +301,7 @@ static int64_t lz_encode(int clevel, const uint8_t *in, size_t len, uint8_t *out
 int64_t bk_blosclz_compress(int clevel, const uint8_t *src, size_t len, uint8_t *dst,
                             size_t maxout, int flavor, int split)
 {
-    static const size_t table_words = (size_t)1 << 14;
-    uint32_t table[1 << 14];
+    uint32_t table[1 << 14];   /* big enough for the largest hash (14 bits) */
     struct lz_recipe rc;
     size_t window;
 
@@ -311,7 +309,6 @@ int64_t bk_blosclz_compress(int clevel, const uint8_t *src, size_t len, uint8_t 
         return BK_EPARAM;
     if (maxout > 0x7FFFFFFF)
         maxout = 0x7FFFFFFF;
-    (void)table_words;
 
     if (flavor == 1) {
         /* C-Blosc 1.21: fixed 12-bit probe on the last quarter, 3-byte give-back */
@@ -330,7 +327,6 @@ int64_t bk_blosclz_compress(int clevel, const uint8_t *src, size_t len, uint8_t 
             window /= 2;
         rc.probe_back = rc.probe_min = 4;
     }
-    rc.probe_len = window;
     double ratio = estimate_ratio(src + (len - window), window, &rc, table);
     if (flavor == 1 && (!split || ratio < 4))
         rc.back = rc.min = 3;

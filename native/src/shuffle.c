@@ -17,14 +17,26 @@
 
 #define BK_INLINE static inline __attribute__((always_inline))
 #define TILE_ELEMS 256
+#define BURST_ELEMS 1024
+#define STREAM_MIN_BYTES ((size_t)8 << 20) /* bigger than any last-level cache slice */
 
-/* ---------------------------------------------------------------- scalar */
+static void scalar_shuffle_range(const uint8_t *src, uint8_t *dst, size_t n, size_t ts,
+                                 size_t first, size_t last);
 
 static void scalar_shuffle_from(const uint8_t *src, uint8_t *dst, size_t n, size_t ts,
                                 size_t first)
 {
-    for (size_t base = first; base < n; base += TILE_ELEMS) {
-        size_t end = base + TILE_ELEMS < n ? base + TILE_ELEMS : n;
+    scalar_shuffle_range(src, dst, n, ts, first, n);
+}
+
+/* ---------------------------------------------------------------- scalar */
+
+/* Elements [first, last) of a block of n elements. */
+static void scalar_shuffle_range(const uint8_t *src, uint8_t *dst, size_t n, size_t ts,
+                                 size_t first, size_t last)
+{
+    for (size_t base = first; base < last; base += TILE_ELEMS) {
+        size_t end = base + TILE_ELEMS < last ? base + TILE_ELEMS : last;
         for (size_t j = 0; j < ts; j++) {
             const uint8_t *in = src + j;
             uint8_t *out = dst + j * n;
@@ -186,23 +198,82 @@ BK_AVX2_FN BK_INLINE void avx2_split(__m256i a, __m256i b, __m256i *even, __m256
     *odd = _mm256_permute4x64_epi64(o, QUAD_0213);
 }
 
+BK_AVX2_FN BK_INLINE void avx2_shuffle_group(const uint8_t *p, __m256i *r, const int ts,
+                                              const int passes)
+{
+    __m256i t[16];
+    for (int k = 0; k < ts; k++)
+        r[k] = _mm256_loadu_si256((const __m256i *)(p + 32 * k));
+    for (int pass = 0; pass < passes; pass++) {
+        for (int q = 0; q < ts / 2; q++)
+            avx2_split(r[2 * q], r[2 * q + 1], &t[q], &t[q + ts / 2]);
+        for (int k = 0; k < ts; k++)
+            r[k] = t[k];
+    }
+}
+
+/* Two groups per round so every output stream receives a whole 64-byte line.
+ * Large outputs whose streams can all be 32-byte aligned (after skipping a few
+ * leading elements, done in scalar code) use non-temporal stores: with a
+ * power-of-two stream distance the regular stores keep evicting each other. */
 BK_AVX2_FN BK_INLINE size_t avx2_shuffle_pow2(const uint8_t *src, uint8_t *dst, size_t n,
                                               const int ts, const int passes)
 {
     size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        __m256i r[16], t[16];
-        const uint8_t *p = src + i * ts;
-        for (int k = 0; k < ts; k++)
-            r[k] = _mm256_loadu_si256((const __m256i *)(p + 32 * k));
-        for (int pass = 0; pass < passes; pass++) {
-            for (int q = 0; q < ts / 2; q++)
-                avx2_split(r[2 * q], r[2 * q + 1], &t[q], &t[q + ts / 2]);
-            for (int k = 0; k < ts; k++)
-                r[k] = t[k];
+    if (ts <= 4 && n * ts >= STREAM_MIN_BYTES && n % 32 == 0) {
+        size_t lead = (32 - ((uintptr_t)dst & 31)) & 31;
+        scalar_shuffle_range(src, dst, n, ts, 0, lead);
+        for (i = lead; i + 64 <= n; i += 64) {
+            __m256i a[16], b[16];
+            avx2_shuffle_group(src + i * ts, a, ts, passes);
+            avx2_shuffle_group(src + (i + 32) * ts, b, ts, passes);
+            for (int j = 0; j < ts; j++) {
+                _mm256_stream_si256((__m256i *)(dst + (size_t)j * n + i), a[j]);
+                _mm256_stream_si256((__m256i *)(dst + (size_t)j * n + i + 32), b[j]);
+            }
         }
+        _mm_sfence();
+        scalar_shuffle_range(src, dst, n, ts, i, n);
+        return n;
+    }
+    if (ts >= 8 && n * ts >= STREAM_MIN_BYTES && n % 32 == 0) {
+        /* Many streams: build a tile in a small buffer, then write each stream
+         * out in one non-temporal burst (one write-combining stream at a time). */
+        uint8_t tile[BURST_ELEMS * 16] __attribute__((aligned(32)));
+        size_t lead = (32 - ((uintptr_t)dst & 31)) & 31;
+        scalar_shuffle_range(src, dst, n, ts, 0, lead);
+        for (i = lead; i + BURST_ELEMS <= n; i += BURST_ELEMS) {
+            for (size_t g = 0; g < BURST_ELEMS; g += 32) {
+                __m256i a[16];
+                avx2_shuffle_group(src + (i + g) * ts, a, ts, passes);
+                for (int j = 0; j < ts; j++)
+                    _mm256_store_si256((__m256i *)(tile + j * BURST_ELEMS + g), a[j]);
+            }
+            for (int j = 0; j < ts; j++) {
+                const __m256i *from = (const __m256i *)(tile + j * BURST_ELEMS);
+                __m256i *to = (__m256i *)(dst + (size_t)j * n + i);
+                for (size_t k = 0; k < BURST_ELEMS / 32; k++)
+                    _mm256_stream_si256(to + k, _mm256_load_si256(from + k));
+            }
+        }
+        _mm_sfence();
+        scalar_shuffle_range(src, dst, n, ts, i, n);
+        return n;
+    }
+    for (; i + 64 <= n; i += 64) {
+        __m256i a[16], b[16];
+        avx2_shuffle_group(src + i * ts, a, ts, passes);
+        avx2_shuffle_group(src + (i + 32) * ts, b, ts, passes);
+        for (int j = 0; j < ts; j++) {
+            _mm256_storeu_si256((__m256i *)(dst + (size_t)j * n + i), a[j]);
+            _mm256_storeu_si256((__m256i *)(dst + (size_t)j * n + i + 32), b[j]);
+        }
+    }
+    for (; i + 32 <= n; i += 32) {
+        __m256i a[16];
+        avx2_shuffle_group(src + i * ts, a, ts, passes);
         for (int j = 0; j < ts; j++)
-            _mm256_storeu_si256((__m256i *)(dst + (size_t)j * n + i), r[j]);
+            _mm256_storeu_si256((__m256i *)(dst + (size_t)j * n + i), a[j]);
     }
     return i;
 }

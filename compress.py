@@ -1,0 +1,684 @@
+"""The chunk builder: Blosc2 and Blosc1 chunks as C-Blosc2 3.3 / C-Blosc 1.21
+write them, plus special, VL-block and hand-assembled chunks.
+
+``compress`` repeats the reference encoders' decisions one by one (block size,
+split, per-stream zero and run detection, raw streams, the whole-chunk copy
+fallback, the all-zeros special chunk, dictionary training) so that its output
+is the same bytes; specs/encoder.md gives the rules and lists the known
+differences.  Headers are built from the declarations in
+:mod:`blosckit.formats.chunk`; streams come from :mod:`blosckit.codecs`.
+"""
+from __future__ import annotations
+
+import struct
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from . import stune
+from .codecs import filters as _filters
+from .codecs.registry import CODECS_BY_NAME
+from .formats import build as _build
+from .formats import enums
+from .formats import chunk as fc
+
+__all__ = ["compress", "compress_special", "compress_vlblocks", "build_chunk"]
+
+LEN_BLOSC1 = fc.LEN_HEADER
+LEN_BLOSC2 = fc.LEN_EXTENDED
+MAX_BUFFERSIZE = 2**31 - 1 - LEN_BLOSC2      # largest input C-Blosc2 takes
+MAX_BUFFERSIZE_BLOSC1 = 2**31 - 1 - LEN_BLOSC1
+MAX_TYPESIZE_BLOSC2 = 536866816              # C-Blosc2's largest block (and item)
+MAX_DICTSIZE = 32 * 1024
+MIN_USEFUL_DICT = 256
+NUM_FILTER_SLOTS = 6
+VERSION_BLOSC1 = 2
+VERSION_BLOSC2 = 5
+VERSION_VLBLOCKS = 6
+CODEC_STREAM_VERSION = 1                     # versionlz of every built-in codec
+
+_I32 = struct.Struct("<i")
+_RUN_TOKEN = 0x01
+
+_FILTER_NAMES = ("shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta")
+_ID = {name: enums.lookup(enums.FILTERS, name) for name in _FILTER_NAMES + ("nofilter",)}
+_CODECS_BLOSC2 = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
+_CODECS_BLOSC1 = _CODECS_BLOSC2 + ("snappy",)
+_DICT_CODECS = ("lz4", "lz4hc", "zstd")
+_SPECIAL_KINDS = {name: code for code, name in enums.SPECIALS.items() if name}
+_TRUNC_MANTISSA = {4: 23, 8: 52}
+
+
+# ---------------------------------------------------------------------------
+# Parameters
+# ---------------------------------------------------------------------------
+
+@dataclass
+class _Plan:
+    """Everything the encoder decided before touching the data."""
+    fmt: str
+    codec: Any
+    codec_name: str
+    clevel: int
+    typesize: int            # as stored (items over 255 bytes become 1-byte items)
+    slots: list
+    metas: list
+    nbytes: int
+    blocksize: int           # the block size used to cut the input
+    header_blocksize: int
+    nblocks: int
+    leftover: int
+    split: bool
+    memcpyed: bool
+    use_dict: bool
+    overhead: int
+    destsize: int
+    flavor: str
+
+
+def _int(name: str, value, lo: int, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int, not {type(value).__name__}")
+    if value < lo or (hi is not None and value > hi):
+        upper = "" if hi is None else f"..{hi}"
+        raise ValueError(f"{name} must be in {lo}{upper}, got {value}")
+    return value
+
+
+def _filter_slots(filters, typesize: int, fmt: str) -> tuple[list, list]:
+    """Filter ids and metas per slot: entry i goes to slot i (None = empty)."""
+    if filters is None:
+        filters = ()
+    elif isinstance(filters, str):
+        filters = (filters,)
+    elif isinstance(filters, tuple) and len(filters) == 2 and isinstance(filters[0], str) \
+            and isinstance(filters[1], int) and not isinstance(filters[1], bool):
+        filters = (filters,)      # one (name, meta) pair given bare
+    filters = list(filters)
+    if len(filters) > NUM_FILTER_SLOTS:
+        raise ValueError(f"at most {NUM_FILTER_SLOTS} filters, got {len(filters)}")
+    slots = [0] * NUM_FILTER_SLOTS
+    metas = [0] * NUM_FILTER_SLOTS
+    for i, entry in enumerate(filters):
+        if entry is None:
+            continue
+        if isinstance(entry, str):
+            name, meta, bare = entry, 0, True
+        elif isinstance(entry, (tuple, list)) and len(entry) == 2 and isinstance(entry[0], str):
+            name, meta, bare = entry[0], _int(f"meta of filter {entry[0]!r}", entry[1], -128, 255), False
+        else:
+            raise ValueError(f"filter entry {i} must be a name or (name, meta), got {entry!r}")
+        if name == "nofilter":
+            continue
+        if name not in _FILTER_NAMES:
+            raise ValueError(f"unknown filter {name!r} (known: {', '.join(_FILTER_NAMES)})")
+        if name == "trunc_prec" and bare:
+            raise ValueError("trunc_prec needs its meta: ('trunc_prec', bits_kept)")
+        fid = _ID[name]
+        if name == "bytedelta" and typesize == 1 and fmt == "blosc2":
+            fid = 0            # python-blosc2 drops bytedelta on 1-byte items
+        elif name == "bytedelta" and bare:
+            if typesize > 255:
+                raise ValueError("bytedelta's meta holds the item size, which is over 255: "
+                                 "give ('bytedelta', meta)")
+            meta = typesize    # python-blosc2 stores the item size as its meta
+        slots[i] = fid
+        metas[i] = meta & 0xFF
+    return slots, metas
+
+
+def _check_trunc(slots, metas, typesize: int) -> None:
+    for fid, meta in zip(slots, metas):
+        if fid != _ID["trunc_prec"]:
+            continue
+        mantissa = _TRUNC_MANTISSA.get(typesize)
+        if mantissa is None:
+            raise ValueError(f"trunc_prec works on 4- or 8-byte items, not typesize {typesize}")
+        bits = meta - 256 if meta > 127 else meta
+        zeroed = mantissa - bits if bits >= 0 else -bits
+        if abs(bits) > mantissa or zeroed >= mantissa:
+            raise ValueError(f"trunc_prec meta {bits} out of range for {typesize}-byte floats")
+
+
+def _plan(nbytes, typesize, codec, clevel, filters, blocksize, splitmode, use_dict, fmt,
+          nthreads) -> _Plan:
+    if fmt not in ("blosc2", "blosc1"):
+        raise ValueError(f"format must be 'blosc2' or 'blosc1', got {fmt!r}")
+    allowed = _CODECS_BLOSC2 if fmt == "blosc2" else _CODECS_BLOSC1
+    if codec not in allowed:
+        raise ValueError(f"unknown codec {codec!r} for format {fmt} (known: {', '.join(allowed)})")
+    codec_obj = CODECS_BY_NAME.get(codec)
+    if codec_obj is None:
+        raise ValueError(f"codec {codec!r} is not available (its package is not installed)")
+    _int("clevel", clevel, 0, 9)
+    _int("typesize", typesize, 1, MAX_TYPESIZE_BLOSC2 if fmt == "blosc2" else stune.MAX_TYPESIZE)
+    _int("blocksize", blocksize, 0)
+    _int("nthreads", nthreads, 1)
+    if blocksize and blocksize % typesize:
+        raise ValueError(f"blocksize {blocksize} is not a multiple of typesize {typesize}")
+    if splitmode not in enums.SPLITMODES.values():
+        raise ValueError(f"unknown splitmode {splitmode!r}")
+    if not isinstance(use_dict, bool):
+        raise ValueError("dict must be True or False")
+    slots, metas = _filter_slots(filters, typesize, fmt)
+    if fmt == "blosc1":
+        return _plan_blosc1(nbytes, typesize, codec, codec_obj, clevel, slots, metas,
+                            blocksize, splitmode, use_dict)
+    if nbytes > MAX_BUFFERSIZE:
+        raise ValueError(f"input of {nbytes} bytes is larger than {MAX_BUFFERSIZE}")
+    if use_dict and codec not in _DICT_CODECS:
+        raise ValueError(f"dict needs one of {', '.join(_DICT_CODECS)}, not {codec!r}")
+    stored_ts = typesize if typesize <= stune.MAX_TYPESIZE else 1
+    _check_trunc(slots, metas, stored_ts)
+    shuffle = _ID["shuffle"] in slots
+    bsize = stune.blocksize_blosc2(nbytes, typesize, clevel, codec, shuffle, splitmode, blocksize)
+    header_bsize = stune.header_blocksize_blosc2(nbytes, bsize, blocksize)
+    nblocks, leftover = (-(-nbytes // bsize), nbytes % bsize) if nbytes else (0, 0)
+    overhead = LEN_BLOSC2
+    destsize = nbytes + LEN_BLOSC2
+    memcpyed = clevel == 0 or nbytes < stune.MIN_BUFFER_BLOSC2
+    if not memcpyed and overhead + 4 * nblocks > destsize:
+        memcpyed = True
+    split = (not memcpyed) and stune.split_blosc2(splitmode, codec, clevel, shuffle,
+                                                  stored_ts, bsize)
+    return _Plan("blosc2", codec_obj, codec, clevel, stored_ts, slots, metas, nbytes, bsize,
+                 header_bsize, nblocks, leftover, split, memcpyed,
+                 use_dict and clevel > 0, overhead, destsize, "blosc2")
+
+
+def _plan_blosc1(nbytes, typesize, codec, codec_obj, clevel, slots, metas, blocksize,
+                 splitmode, use_dict) -> _Plan:
+    if use_dict:
+        raise ValueError("format='blosc1' has no dictionaries")
+    if nbytes > MAX_BUFFERSIZE_BLOSC1:
+        raise ValueError(f"input of {nbytes} bytes is larger than {MAX_BUFFERSIZE_BLOSC1}")
+    used = [(f, m) for f, m in zip(slots, metas) if f]
+    names = [enums.FILTERS[f] for f, _ in used]
+    shuffles = [n for n in names if n in ("shuffle", "bitshuffle")]
+    if any(n not in ("shuffle", "bitshuffle", "delta") for n in names) or len(shuffles) > 1 \
+            or names.count("delta") > 1 or any(m for _, m in used):
+        raise ValueError("format='blosc1' takes at most one of shuffle/bitshuffle, optionally "
+                         f"delta, without metas; got {names}")
+    # A Blosc1 header keeps filters as flags; a reader places delta first.
+    slots = [0] * NUM_FILTER_SLOTS
+    if "delta" in names:
+        slots[4] = _ID["delta"]
+    if shuffles:
+        slots[5] = _ID[shuffles[0]]
+    bsize = stune.blocksize_blosc1(nbytes, typesize, clevel, codec, splitmode, blocksize)
+    nblocks, leftover = (-(-nbytes // bsize), nbytes % bsize) if nbytes else (0, 0)
+    memcpyed = clevel == 0 or nbytes < stune.MIN_BUFFER_BLOSC1
+    split = stune.split_blosc1(splitmode, codec, typesize, bsize)
+    return _Plan("blosc1", codec_obj, codec, clevel, typesize, slots, [0] * NUM_FILTER_SLOTS,
+                 nbytes, bsize, bsize, nblocks, leftover, split, memcpyed, False, LEN_BLOSC1,
+                 nbytes + LEN_BLOSC1, "blosc1")
+
+
+# ---------------------------------------------------------------------------
+# Headers
+# ---------------------------------------------------------------------------
+
+def _flags(plan: _Plan, memcpyed: bool) -> dict:
+    names = {enums.FILTERS[f] for f in plan.slots if f}
+    full = plan.fmt == "blosc1" or not plan.memcpyed
+    return {
+        "compformat": plan.codec.compformat if full else 0,
+        "dont_split": (not plan.split) if full else False,
+        "delta": "delta" in names and full,
+        "bitshuffle": plan.fmt == "blosc2" or "bitshuffle" in names,
+        "memcpyed": memcpyed,
+        "shuffle": plan.fmt == "blosc2" or "shuffle" in names,
+    }
+
+
+def _b2flags(special: int = 0, use_dict: bool = False) -> dict:
+    return {"instrumented": False, "special": special, "lazy": False, "unimplemented": False,
+            "big_endian": False, "use_dict": use_dict}
+
+
+def _header(plan: _Plan, cbytes: int, *, memcpyed: bool, special: int = 0,
+            use_dict: bool = False) -> bytes:
+    hdr = {
+        "version": VERSION_BLOSC2 if plan.fmt == "blosc2" else VERSION_BLOSC1,
+        "versionlz": CODEC_STREAM_VERSION,
+        "flags": _flags(plan, memcpyed),
+        "typesize": plan.typesize,
+        "nbytes": plan.nbytes,
+        "blocksize": plan.header_blocksize,
+        "cbytes": cbytes,
+        "extended": None,
+    }
+    if plan.fmt == "blosc2":
+        hdr["extended"] = {
+            "filters": plan.slots, "udcodec": plan.codec.code, "compcode_meta": 0,
+            "filters_meta": plan.metas,
+            "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
+            "blosc2_flags": _b2flags(special, use_dict),
+        }
+    return _build(fc.Header, hdr, "chunk.header")
+
+
+# ---------------------------------------------------------------------------
+# Blocks
+# ---------------------------------------------------------------------------
+
+def _filtered(plan: _Plan, src: memoryview, j: int, bsize: int, block0: memoryview,
+              version: int) -> memoryview:
+    """Block ``j`` after the filter pipeline (slot order)."""
+    cur = src[j * plan.blocksize:j * plan.blocksize + bsize]
+    if not any(plan.slots):
+        return cur
+    ctx = _filters.BlockContext(version, plan.typesize, j, block0)
+    for fid, meta in zip(plan.slots, plan.metas):
+        if not fid:
+            continue
+        if plan.fmt == "blosc1" and fid == _ID["shuffle"] and plan.typesize == 1:
+            continue       # C-Blosc 1.x skips the byte shuffle of 1-byte items
+        out = bytearray(bsize)
+        _filters.ENCODERS[fid](cur, memoryview(out), meta, ctx)
+        cur = memoryview(out)
+    return cur
+
+
+def _is_run(s: memoryview) -> bool:
+    """Whether every byte of ``s`` is the same."""
+    first = s[0]
+    n = len(s)
+    if s[n - 1] != first or s[n >> 1] != first:
+        return False
+    return s.tobytes() == bytes((first,)) * n
+
+
+def _stream_bound(plan: _Plan, neblock: int) -> int:
+    """The output limit C gives a stream before the chunk's budget applies."""
+    if plan.codec_name == "snappy":
+        return 32 + neblock + neblock // 6
+    return neblock
+
+
+def _encode_block(plan: _Plan, src: memoryview, j: int, start: int | None,
+                  dictionary: bytes | None, block0: memoryview):
+    """Encode block ``j`` as C does when the chunk's output so far is ``start``
+    bytes.  Returns ``(bytes_view, need)`` -- ``need`` is the highest output
+    position the encoder compared with the budget, relative to ``start`` -- or
+    None when the budget runs out (the caller then stores the chunk raw).
+    ``start=None`` encodes as if the budget were unlimited."""
+    last = j == plan.nblocks - 1
+    bsize = plan.leftover if (last and plan.leftover) else plan.blocksize
+    leftover = last and bool(plan.leftover)
+    version = VERSION_BLOSC2 if plan.fmt == "blosc2" else VERSION_BLOSC1
+    data = _filtered(plan, src, j, bsize, block0, version)
+    nstreams = plan.typesize if (plan.split and not leftover) else 1
+    neblock = bsize // nstreams
+    bound = _stream_bound(plan, neblock)
+    out = bytearray(nstreams * 5 + max(bsize, nstreams * bound))
+    pos = 0
+    need = 0
+    detect_runs = plan.fmt == "blosc2"
+    budget = None if start is None else plan.destsize - start
+    codec = plan.codec
+    for k in range(nstreams):
+        piece = data[k * neblock:(k + 1) * neblock]
+        pos += 4
+        if detect_runs and _is_run(piece):
+            value = piece[0]
+            if value:
+                _I32.pack_into(out, pos - 4, -value)
+                out[pos] = _RUN_TOKEN
+                pos += 1
+            else:
+                _I32.pack_into(out, pos - 4, 0)
+            need = max(need, pos)
+            if budget is not None and pos > budget:
+                return None
+            continue
+        maxout = bound
+        if budget is not None and pos + maxout > budget:
+            maxout = budget - pos
+            if maxout <= 0:
+                return None
+        need = max(need, pos + bound)
+        dst = memoryview(out)[pos:pos + maxout]
+        cbytes = codec.compress_into(piece, dst, plan.clevel, dict=dictionary,
+                                     flavor=plan.flavor, split=plan.split)
+        if cbytes == 0 or cbytes == neblock:
+            if budget is not None and pos + neblock > budget:
+                return None
+            out[pos:pos + neblock] = piece
+            cbytes = neblock
+        _I32.pack_into(out, pos - 4, cbytes)
+        pos += cbytes
+    return memoryview(out)[:pos], need
+
+
+def _encode_blocks(plan: _Plan, src: memoryview, start: int, dictionary: bytes | None,
+                   nthreads: int):
+    """All blocks' bytes and their starts, or None when they do not fit."""
+    block0 = src[:plan.blocksize]
+    pieces, starts = [], []
+    pos = start
+    if nthreads > 1 and plan.nblocks > 1:
+        with ThreadPoolExecutor(min(nthreads, plan.nblocks)) as pool:
+            results = list(pool.map(
+                lambda j: _encode_block(plan, src, j, None, dictionary, block0),
+                range(plan.nblocks)))
+    else:
+        results = None
+    for j in range(plan.nblocks):
+        res = results[j] if results is not None else None
+        if res is None or pos + res[1] > plan.destsize:
+            # encode again with the budget C had at this point
+            res = _encode_block(plan, src, j, pos, dictionary, block0)
+            if res is None:
+                return None
+        starts.append(pos)
+        pieces.append(res[0])
+        pos += len(res[0])
+    return pieces, starts
+
+
+def _memcpy_chunk(plan: _Plan, src: memoryview, *, use_dict: bool = False) -> bytes:
+    cbytes = plan.overhead + plan.nbytes
+    return _header(plan, cbytes, memcpyed=True, use_dict=use_dict) + src.tobytes()
+
+
+def _assemble(plan: _Plan, src: memoryview, nthreads: int, dictionary: bytes | None,
+              use_dict: bool) -> bytes:
+    dict_part = b""
+    if dictionary is not None:
+        dict_part = _build(fc.DictSection, {"dsize": len(dictionary), "dict": dictionary},
+                           "chunk.dict")
+    start = plan.overhead + 4 * plan.nblocks + len(dict_part)
+    enc = _encode_blocks(plan, src, start, dictionary, nthreads)
+    if enc is None:
+        return _memcpy_chunk(plan, src, use_dict=use_dict)
+    pieces, starts = enc
+    total = starts[-1] + len(pieces[-1]) if pieces else start
+    if plan.fmt == "blosc2" and dictionary is None:
+        nstreams = plan.nblocks * (plan.typesize if plan.split else 1)
+        if plan.split and plan.leftover:
+            nstreams -= plan.typesize - 1
+        if total == start + 4 * nstreams:
+            # every stream is a zero run: the chunk is the all-zeros special
+            return _header(plan, plan.overhead, memcpyed=False,
+                           special=_SPECIAL_KINDS["zeros"], use_dict=use_dict)
+    bstarts = struct.pack(f"<{plan.nblocks}i", *starts)
+    return b"".join([_header(plan, total, memcpyed=False, use_dict=use_dict), bstarts,
+                     dict_part, *pieces])
+
+
+def _train(plan: _Plan, src: memoryview) -> bytes | None:
+    """The dictionary C-Blosc2 builds for this chunk, or None when it falls
+    back to plain compression."""
+    block0 = src[:plan.blocksize]
+    samples = bytearray()
+    for j in range(plan.nblocks):
+        last = j == plan.nblocks - 1
+        bsize = plan.leftover if (last and plan.leftover) else plan.blocksize
+        samples += _filtered(plan, src, j, bsize, block0, VERSION_BLOSC2)
+    maxsize = min(MAX_DICTSIZE, plan.nbytes // 20)
+    count = plan.nblocks * (plan.typesize if plan.split else 1)
+    count = max(count, 8)
+    sample_size = plan.nbytes // count // 16
+    if maxsize < MIN_USEFUL_DICT or sample_size == 0:
+        return None
+    if plan.codec_name in ("lz4", "lz4hc"):
+        return bytes(samples[:min(count * sample_size, maxsize)])
+    from .codecs import zstd as _zstd
+    return _zstd.train_dict(memoryview(samples)[:count * sample_size], [sample_size] * count,
+                            maxsize)
+
+
+def compress(src, *, typesize: int = 1, codec: str = "blosclz", clevel: int = 5,
+             filters=("shuffle",), blocksize: int = 0, splitmode: str = "forward_compat",
+             dict: bool = False, format: str = "blosc2", nthreads: int = 1) -> bytes:
+    """Compress ``src`` into one chunk, byte for byte as C-Blosc2
+    (``format="blosc2"``) or C-Blosc 1.x (``format="blosc1"``) would.
+
+    See ../shared/API.md for the parameters; bad ones raise ValueError before
+    any work.  The output does not depend on ``nthreads``.
+    """
+    view = memoryview(src)
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    plan = _plan(len(view), typesize, codec, clevel, filters, blocksize, splitmode, dict,
+                 format, nthreads)
+    if plan.memcpyed:
+        if plan.use_dict and plan.nbytes:
+            return _small_dict_chunk(plan, view, nthreads)
+        return _memcpy_chunk(plan, view)
+    if plan.use_dict:
+        dictionary = _train(plan, view)
+        if dictionary is not None:
+            return _assemble(plan, view, nthreads, dictionary, True)
+    return _assemble(plan, view, nthreads, None, False)
+
+
+def _small_dict_chunk(plan: _Plan, view: memoryview, nthreads: int) -> bytes:
+    """dict=True on input under 32 bytes: C-Blosc2 stores it raw while
+    training, finds it too small for a dictionary and encodes it again without
+    one; the header keeps the raw-storage flags of the first pass (see
+    specs/encoder.md#dictionaries)."""
+    plan.memcpyed = False
+    plan.split = True          # the first pass never wrote a dont_split flag
+    chunk = _assemble(plan, view, nthreads, None, False)
+    if chunk[2] & 0x02:        # incompressible after all: a regular raw chunk
+        plan.memcpyed = True
+        return _memcpy_chunk(plan, view)
+    out = bytearray(chunk)
+    out[2] = 0x07              # flags as the raw first pass left them
+    return bytes(out)
+
+
+# ---------------------------------------------------------------------------
+# Special chunks
+# ---------------------------------------------------------------------------
+
+def compress_special(kind: str, nbytes: int, *, typesize: int = 1, value=None) -> bytes:
+    """A chunk holding no data, only a claim: all zeros, all NaN, one repeated
+    item (``value``, ``typesize`` bytes) or uninitialized memory -- as
+    C-Blosc2's ``blosc2_chunk_zeros/nans/repeatval/uninit`` with its default
+    parameters write it."""
+    if kind not in _SPECIAL_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(_SPECIAL_KINDS)}, got {kind!r}")
+    _int("typesize", typesize, 1, MAX_TYPESIZE_BLOSC2)
+    _int("nbytes", nbytes, 0, MAX_BUFFERSIZE)
+    if nbytes % typesize:
+        raise ValueError(f"nbytes {nbytes} is not a multiple of typesize {typesize}")
+    tail = b""
+    if kind == "value":
+        if value is None:
+            raise ValueError("kind 'value' needs value (typesize bytes)")
+        tail = memoryview(value).cast("B").tobytes()
+        if len(tail) != typesize:
+            raise ValueError(f"value has {len(tail)} bytes, typesize is {typesize}")
+    elif value is not None:
+        raise ValueError(f"kind {kind!r} takes no value")
+    if kind == "nan" and typesize not in (4, 8):
+        raise ValueError("kind 'nan' needs 4- or 8-byte floats")
+    bsize = stune.blocksize_blosc2(nbytes, typesize, 5, "blosclz", True, "forward_compat")
+    hdr = {
+        "version": VERSION_BLOSC2, "versionlz": CODEC_STREAM_VERSION,
+        "flags": {"compformat": 0, "dont_split": False, "delta": False, "bitshuffle": True,
+                  "memcpyed": False, "shuffle": True},
+        "typesize": typesize if typesize <= stune.MAX_TYPESIZE else 1,
+        "nbytes": nbytes, "blocksize": bsize, "cbytes": LEN_BLOSC2 + len(tail),
+        "extended": {"filters": [0] * 6, "udcodec": 0, "compcode_meta": 0,
+                     "filters_meta": [0] * 6,
+                     "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
+                     "blosc2_flags": _b2flags(_SPECIAL_KINDS[kind])},
+    }
+    return _build(fc.Header, hdr, "chunk.header") + tail
+
+
+# ---------------------------------------------------------------------------
+# VL-block chunks
+# ---------------------------------------------------------------------------
+
+def compress_vlblocks(blocks: Iterable, *, typesize: int = 1, codec: str = "blosclz",
+                      clevel: int = 5, filters=("shuffle",)) -> bytes:
+    """A version-6 chunk with one variable-length block per entry of
+    ``blocks`` (each at least one byte), as C-Blosc2's
+    ``blosc2_vlcompress_ctx`` writes it."""
+    views = [memoryview(b).cast("B") for b in blocks]
+    if not views:
+        raise ValueError("at least one block is needed")
+    if any(len(v) == 0 for v in views):
+        raise ValueError("every VL block needs at least one byte")
+    total = sum(len(v) for v in views)
+    names = [f if isinstance(f, str) else (f[0] if f else None) for f in
+             ((filters,) if isinstance(filters, str) else (filters or ()))]
+    if "delta" in names:
+        raise ValueError("delta in a VL-block chunk: C-Blosc2 cannot read it back "
+                         "(see specs/encoder.md#vl-blocks)")
+    plan = _plan(total, typesize, codec, clevel, filters, 0, "never", False, "blosc2", 1)
+    plan.memcpyed = False
+    plan.split = False
+    plan.nblocks = len(views)
+    plan.header_blocksize = len(views)
+    plan.destsize = total + LEN_BLOSC2 * (len(views) + 1) + 64
+    pos = LEN_BLOSC2 + 4 * len(views)
+    starts, pieces = [], []
+    for v in views:
+        data = v
+        if any(plan.slots):
+            sub = _Plan(**{**plan.__dict__, "blocksize": len(v), "nblocks": 1, "leftover": 0})
+            data = _filtered(sub, v, 0, len(v), v, VERSION_VLBLOCKS)
+        n = len(v)
+        maxout = min(n, plan.destsize - pos - 4)
+        out = bytearray(4 + max(maxout, 0))
+        _I32.pack_into(out, 0, n)
+        cbytes = plan.codec.compress_into(data, memoryview(out)[4:], clevel) if maxout > 0 else 0
+        if cbytes == 0 or cbytes == n:
+            out = _I32.pack(n) + data.tobytes()
+        else:
+            out = memoryview(out)[:4 + cbytes]
+        starts.append(pos)
+        pieces.append(out)
+        pos += len(out)
+    hdr = {
+        "version": VERSION_VLBLOCKS, "versionlz": CODEC_STREAM_VERSION,
+        "flags": {**_flags(plan, False), "dont_split": True},
+        "typesize": plan.typesize, "nbytes": total, "blocksize": len(views), "cbytes": pos,
+        "extended": {"filters": plan.slots, "udcodec": plan.codec.code, "compcode_meta": 0,
+                     "filters_meta": plan.metas,
+                     "blosc2_flags2": {"reserved": 0, "vl_blocks": True},
+                     "blosc2_flags": _b2flags()},
+    }
+    return b"".join([_build(fc.Header, hdr, "chunk.header"),
+                     struct.pack(f"<{len(starts)}i", *starts), *pieces])
+
+
+# ---------------------------------------------------------------------------
+# Hand-assembled chunks
+# ---------------------------------------------------------------------------
+
+def _as_dict(obj) -> dict:
+    return {k: v for k, v in dict(obj).items() if not str(k).startswith("_")}
+
+
+def _stream_bytes(stream, version: int) -> bytes:
+    if isinstance(stream, (bytes, bytearray, memoryview)):
+        data = bytes(stream)
+        return _I32.pack(len(data)) + data
+    s = _as_dict(stream)
+    csize = s["csize"]
+    token = s.get("token")
+    if csize < 0 and version >= 4 and token is None:
+        token = _RUN_TOKEN
+    cdata = s.get("cdata")
+    if csize > 0 and cdata is None:
+        raise ValueError(f"stream with csize {csize} needs cdata")
+    out = _I32.pack(csize)
+    if csize < 0 and version >= 4:
+        out += bytes((token,))
+    if csize > 0:
+        out += bytes(cdata)
+    return out
+
+
+def _vlblock_bytes(block) -> bytes:
+    if isinstance(block, (bytes, bytearray, memoryview)):
+        data = bytes(block)
+        return _I32.pack(len(data)) + data
+    b = _as_dict(block)
+    return _I32.pack(b["size"]) + bytes(b["payload"])
+
+
+def build_chunk(header, streams: Sequence, *, dict: bytes | None = None,
+                bstarts: Sequence[int] | None = None) -> bytes:
+    """Compose a chunk from parts that are already encoded.
+
+    ``header``: a Container or dict of the fields of ``formats.chunk.Header``
+    (``cbytes`` may be None: it is then set to the result's length).
+    ``streams``: per block, a list of streams (dicts/Containers with
+    ``csize``, ``token``, ``cdata``, or raw bytes); for a VL-block chunk one
+    ``{"size", "payload"}`` per block; for a raw (memcpyed) chunk the data
+    itself as bytes.  ``bstarts``: explicit block offsets in any order (each
+    block is written at its offset; gaps are zero bytes).  ``dict``: the
+    dictionary section's bytes.  Only checks that the result parses.
+    """
+    hdr = _as_dict(header)
+    flags = hdr.get("flags")
+    hdr["flags"] = _as_dict(flags) if flags is not None else flags
+    if hdr.get("extended") is not None:
+        ext = _as_dict(hdr["extended"])
+        for key in ("blosc2_flags", "blosc2_flags2"):
+            if key in ext and not isinstance(ext[key], int):
+                ext[key] = _as_dict(ext[key])
+        hdr["extended"] = ext
+    else:
+        hdr["extended"] = None
+    version = hdr["version"]
+    ext = hdr["extended"]
+    vl = bool(ext and ext.get("blosc2_flags2", {}).get("vl_blocks"))
+    auto_cbytes = hdr.get("cbytes") is None
+    hdr["cbytes"] = 0 if auto_cbytes else hdr["cbytes"]
+    head_len = len(_build(fc.Header, hdr, "chunk.header"))
+
+    if isinstance(streams, (bytes, bytearray, memoryview)):
+        body_blocks = [bytes(streams)]
+        nbstarts = 0
+    else:
+        body_blocks = []
+        for blk in streams:
+            if vl:
+                body_blocks.append(_vlblock_bytes(blk))
+            elif isinstance(blk, (bytes, bytearray, memoryview)):
+                body_blocks.append(_stream_bytes(blk, version))
+            else:
+                body_blocks.append(b"".join(_stream_bytes(s, version) for s in blk))
+        nbstarts = len(body_blocks)
+    dict_part = b""
+    if dict is not None:
+        dict_part = _build(fc.DictSection, {"dsize": len(dict), "dict": bytes(dict)},
+                           "chunk.dict")
+    first = head_len + 4 * nbstarts + len(dict_part)
+    if bstarts is None:
+        offsets, pos = [], first
+        for b in body_blocks:
+            offsets.append(pos)
+            pos += len(b)
+        body = b"".join(body_blocks)
+    else:
+        offsets = [int(x) for x in bstarts]
+        if len(offsets) != nbstarts:
+            raise ValueError(f"{len(offsets)} bstarts for {nbstarts} blocks")
+        end = max([first] + [o + len(b) for o, b in zip(offsets, body_blocks)])
+        area = bytearray(end - first)
+        for o, b in zip(offsets, body_blocks):
+            if o < first:
+                raise ValueError(f"bstart {o} points inside the header area (< {first})")
+            area[o - first:o - first + len(b)] = b
+        body = bytes(area)
+    total = first + len(body)
+    if auto_cbytes:
+        hdr["cbytes"] = total
+    out = b"".join([_build(fc.Header, hdr, "chunk.header"),
+                    struct.pack(f"<{nbstarts}i", *offsets) if nbstarts else b"",
+                    dict_part, body])
+    from .chunk import parse_chunk   # the reader sits above the builder's imports
+    parse_chunk(out)
+    return out

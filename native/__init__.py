@@ -1,0 +1,333 @@
+"""Native (C, via cffi) kernels for blosckit: shuffles, BloscLZ and filters.
+
+Every function takes bytes-like objects (bytes, bytearray, memoryview, numpy
+arrays...).  Output buffers (``dst``/``buf``) must be writable and contiguous.
+Caller mistakes (dst too small, bad typesize, bad parameters) raise
+ValueError.  The GIL is released around every C call (cffi API mode).
+"""
+from ._native import ffi as _ffi, lib as _lib
+
+__all__ = [
+    "simd_level", "available_simd_levels", "_force_simd",
+    "shuffle", "unshuffle", "shuffle_into", "unshuffle_into",
+    "bitshuffle", "bitunshuffle", "bitshuffle_into", "bitunshuffle_into",
+    "blosclz_compress_into", "blosclz_decompress_into",
+    "delta_encode_into", "delta_decode_into",
+    "bytedelta_encode_into", "bytedelta_decode_into", "trunc_prec_into",
+]
+
+_LEVELS = ("scalar", "sse2", "avx2")
+
+
+# ------------------------------------------------------------------ helpers
+
+def _rd(buf):
+    return _ffi.from_buffer("uint8_t[]", buf)
+
+
+def _wr(buf):
+    try:
+        return _ffi.from_buffer("uint8_t[]", buf, require_writable=True)
+    except BufferError as exc:
+        raise ValueError(f"output buffer must be writable and contiguous: {exc}") from None
+
+
+def _addr(cdata):
+    return int(_ffi.cast("uintptr_t", cdata))
+
+
+def _overlap(a, alen, b, blen):
+    if alen == 0 or blen == 0:
+        return False
+    pa, pb = _addr(a), _addr(b)
+    return pa < pb + blen and pb < pa + alen
+
+
+def _check_typesize(typesize):
+    if not isinstance(typesize, int) or typesize < 1:
+        raise ValueError(f"typesize must be an int >= 1, got {typesize!r}")
+
+
+def _check_rc(rc, what):
+    if rc == -2:
+        raise MemoryError(f"{what}: out of memory")
+    if rc < 0:
+        raise ValueError(f"{what}: invalid parameters (code {rc})")
+
+
+def _prep_into(src, dst, what, allow_alias=False):
+    s = _rd(src)
+    d = _wr(dst)
+    n = len(s)
+    if len(d) < n:
+        raise ValueError(f"{what}: dst has {len(d)} bytes, needs {n}")
+    if not allow_alias and _overlap(s, n, d, n):
+        raise ValueError(f"{what}: src and dst must not overlap")
+    return s, d, n
+
+
+# --------------------------------------------------------------- SIMD level
+
+def simd_level():
+    """Vector path in use: "avx2", "sse2" or "scalar"."""
+    return _LEVELS[_lib.bk_simd_level()]
+
+
+def available_simd_levels():
+    """All levels this CPU can run, slowest first."""
+    return list(_LEVELS[: _lib.bk_simd_best() + 1])
+
+
+def _force_simd(level=None):
+    """Select the vector path ("scalar", "sse2", "avx2"; None = best).
+
+    Process-wide; meant for tests and benchmarks.  Returns the previous level.
+    Raises ValueError if the CPU cannot run the requested level.
+    """
+    prev = simd_level()
+    idx = _lib.bk_simd_best() if level is None else (
+        _LEVELS.index(level) if level in _LEVELS else -1)
+    if idx < 0 or _lib.bk_set_simd_level(idx) != 0:
+        raise ValueError(f"SIMD level {level!r} not available (have {available_simd_levels()})")
+    return prev
+
+
+# ------------------------------------------------------------------ shuffles
+
+def shuffle_into(src, dst, typesize):
+    """Byte-shuffle src into dst[:len(src)] (C-Blosc2 layout, one block).
+
+    n = len // typesize; dst[j*n + i] = src[i*typesize + j]; the trailing
+    len % typesize bytes are copied unchanged.  src and dst must not overlap.
+    """
+    _check_typesize(typesize)
+    s, d, n = _prep_into(src, dst, "shuffle_into")
+    _check_rc(_lib.bk_shuffle(s, d, n, typesize), "shuffle")
+
+
+def unshuffle_into(src, dst, typesize):
+    """Inverse of shuffle_into."""
+    _check_typesize(typesize)
+    s, d, n = _prep_into(src, dst, "unshuffle_into")
+    _check_rc(_lib.bk_unshuffle(s, d, n, typesize), "unshuffle")
+
+
+def shuffle(src, typesize):
+    out = bytearray(len(_rd(src)))
+    shuffle_into(src, out, typesize)
+    return bytes(out)
+
+
+def unshuffle(src, typesize):
+    out = bytearray(len(_rd(src)))
+    unshuffle_into(src, out, typesize)
+    return bytes(out)
+
+
+def bitshuffle_into(src, dst, typesize, legacy=False):
+    """Bit-shuffle src into dst[:len(src)].
+
+    legacy=False (C-Blosc2, chunk version >= 3): n = (len // typesize) rounded
+    down to a multiple of 8 elements are transposed, the rest is copied.
+    legacy=True (C-Blosc 1.x, chunk version 2): transposed only when
+    (len // typesize) % 8 == 0 and len >= typesize (then the len % typesize
+    tail is copied), otherwise the whole block is copied unchanged.
+    """
+    _check_typesize(typesize)
+    s, d, n = _prep_into(src, dst, "bitshuffle_into")
+    _check_rc(_lib.bk_bitshuffle(s, d, n, typesize, 1 if legacy else 0), "bitshuffle")
+
+
+def bitunshuffle_into(src, dst, typesize, legacy=False):
+    """Inverse of bitshuffle_into (same legacy rule on the decode side)."""
+    _check_typesize(typesize)
+    s, d, n = _prep_into(src, dst, "bitunshuffle_into")
+    _check_rc(_lib.bk_bitunshuffle(s, d, n, typesize, 1 if legacy else 0), "bitunshuffle")
+
+
+def bitshuffle(src, typesize, legacy=False):
+    out = bytearray(len(_rd(src)))
+    bitshuffle_into(src, out, typesize, legacy)
+    return bytes(out)
+
+
+def bitunshuffle(src, typesize, legacy=False):
+    out = bytearray(len(_rd(src)))
+    bitunshuffle_into(src, out, typesize, legacy)
+    return bytes(out)
+
+
+# ------------------------------------------------------------------- BloscLZ
+
+def blosclz_decompress_into(src, dst):
+    """Decode one BloscLZ stream into dst; returns the number of bytes produced.
+
+    Never reads past src or writes past dst.  Returns 0 for malformed input
+    (or empty src).  Follows C-Blosc2 HEAD: a long/far match that ends the
+    input is not executed, and a match longer than the space left is an
+    error.  The caller checks the result against the expected size.
+    """
+    s = _rd(src)
+    d = _wr(dst)
+    if _overlap(s, len(s), d, len(d)):
+        raise ValueError("blosclz_decompress_into: src and dst must not overlap")
+    return int(_lib.bk_blosclz_decompress(s, len(s), d, len(d)))
+
+
+_FLAVORS = {"blosc2": 2, "blosc1": 1}
+
+
+def blosclz_compress_into(src, dst, clevel, flavor="blosc2", split=True):
+    """Encode src as one BloscLZ stream into dst; returns its size or 0.
+
+    0 means "store raw": the entropy probe rejected the data, the input is
+    under 16 bytes, len(dst) < 66, or the stream would not fit in len(dst).
+    len(dst) plays the role of the reference encoders' ``maxout``.
+
+    flavor="blosc2": byte-identical to C-Blosc2 3.3.x's blosclz_compress.
+    flavor="blosc1": byte-identical to C-Blosc 1.21.x's blosclz_compress;
+    ``split`` is the flag that library passes (``!dont_split``: True unless
+    the chunk has the DONT_SPLIT flag 0x10 set); it is ignored for "blosc2".
+
+    maxout used by the libraries (pass it as len(dst)):
+      * C-Blosc2 blosc_c: maxout = neblock, but if ntbytes + neblock > destsize
+        it is destsize - ntbytes, where ntbytes already counts the header,
+        bstarts and this stream's 4-byte csize.  E.g. blosc2.compress2
+        (destsize = nbytes + 32) of one block with one stream gives
+        maxout = neblock - 8 (32 header + 4 bstart + 4 csize - 32).
+      * C-Blosc 1.21 blosc_c: same rule with maxbytes (destsize clamped to
+        nbytes + 16); one block, one stream: 16 + 4 + 4 - 16 -> neblock - 8.
+      A result >= neblock is stored raw by both libraries.
+    """
+    if not isinstance(clevel, int) or not 1 <= clevel <= 9:
+        raise ValueError(f"clevel must be 1..9, got {clevel!r}")
+    if flavor not in _FLAVORS:
+        raise ValueError(f"flavor must be 'blosc2' or 'blosc1', got {flavor!r}")
+    s = _rd(src)
+    d = _wr(dst)
+    if len(s) > 0x7FFFFFFF:
+        raise ValueError("blosclz_compress_into: src larger than 2 GiB - 1")
+    if _overlap(s, len(s), d, len(d)):
+        raise ValueError("blosclz_compress_into: src and dst must not overlap")
+    rc = _lib.bk_blosclz_compress(clevel, s, len(s), d, len(d), _FLAVORS[flavor],
+                                  1 if split else 0)
+    _check_rc(rc, "blosclz_compress")
+    return int(rc)
+
+
+# ------------------------------------------------------------------- filters
+
+def delta_encode_into(dref, src, dst, typesize, is_first_block=None):
+    """C-Blosc2 DELTA encoder for one block.
+
+    Word size w = typesize if in {1,2,4,8}, else 8 if typesize % 8 == 0, else 1.
+    Block 0 (``dref`` is this same block): out = in XOR (in shifted by one word),
+    first word kept.  Other blocks: out = in XOR dref (block 0's *unfiltered*
+    bytes, as C-Blosc2 passes the chunk source).  The len % w tail is copied
+    unchanged (C-Blosc2 leaves it unwritten).  is_first_block=None means
+    "first block iff dref and src are the same buffer".  dst may be src.
+    """
+    _check_typesize(typesize)
+    s, d, n = _prep_into(src, dst, "delta_encode_into", allow_alias=True)
+    r = _rd(dref)
+    if is_first_block is None:
+        is_first_block = dref is src or (len(r) == n and _addr(r) == _addr(s))
+    if not is_first_block and len(r) < n:
+        raise ValueError(f"delta_encode_into: dref has {len(r)} bytes, needs {n}")
+    _lib.bk_delta_encode(r, s, d, n, typesize, 1 if is_first_block else 0)
+
+
+def delta_decode_into(dref, buf, typesize, is_first_block):
+    """Undo DELTA in place on buf.  For block 0 dref is ignored (running XOR);
+    other blocks XOR with dref = the already *decoded* block 0.  The
+    len % w tail is left untouched."""
+    _check_typesize(typesize)
+    b = _wr(buf)
+    n = len(b)
+    r = _rd(dref)
+    if not is_first_block and len(r) < n:
+        raise ValueError(f"delta_decode_into: dref has {len(r)} bytes, needs {n}")
+    _lib.bk_delta_decode(r, b, n, typesize, 1 if is_first_block else 0)
+
+
+def bytedelta_encode_into(src, dst, typesize, buggy=False):
+    """BYTEDELTA (id 35) encoder: per byte stream (typesize streams of
+    len // typesize bytes) store the difference to the previous byte mod 256;
+    tail copied.  buggy=True produces what filter id 34 writes (see decode)."""
+    _check_typesize(typesize)
+    s, d, n = _prep_into(src, dst, "bytedelta_encode_into", allow_alias=True)
+    _lib.bk_bytedelta_encode(s, d, n, typesize, 1 if buggy else 0)
+
+
+def bytedelta_decode_into(src, dst, typesize, buggy=False):
+    """BYTEDELTA decoder: prefix sum mod 256 per stream; tail copied.
+
+    buggy=True reproduces id 34 (BYTEDELTA_BUGGY) as C-Blosc2's SIMD x86_64
+    / arm64 builds decode it: the running sum restarts from 0 at stream
+    offset 16 * (stream_len // 16) when the stream is at least 16 bytes long.
+    """
+    _check_typesize(typesize)
+    s, d, n = _prep_into(src, dst, "bytedelta_decode_into", allow_alias=True)
+    _lib.bk_bytedelta_decode(s, d, n, typesize, 1 if buggy else 0)
+
+
+def trunc_prec_into(src, dst, typesize, prec_bits):
+    """TRUNC_PREC (lossy, encode only): typesize 4 or 8 (little-endian IEEE).
+
+    prec_bits (int8) >= 0 keeps that many mantissa bits, < 0 zeroes -prec_bits
+    bits.  As in C-Blosc2, ValueError when |prec_bits| exceeds the mantissa
+    (23 / 52) or the request would zero the whole mantissa (prec_bits == 0 or
+    prec_bits == -23 / -52).  Tail bytes copied.
+    """
+    if typesize not in (4, 8):
+        raise ValueError(f"trunc_prec: typesize must be 4 or 8, got {typesize!r}")
+    if not isinstance(prec_bits, int) or not -128 <= prec_bits <= 127:
+        raise ValueError(f"trunc_prec: prec_bits must be an int8, got {prec_bits!r}")
+    s, d, n = _prep_into(src, dst, "trunc_prec_into", allow_alias=True)
+    rc = _lib.bk_trunc_prec(s, d, n, typesize, prec_bits)
+    if rc < 0:
+        raise ValueError(f"trunc_prec: precision {prec_bits} not allowed for typesize {typesize}")
+
+
+# ------------------------------------------------------ whole-chunk decoding
+
+CODEC_NONE, CODEC_BLOSCLZ, CODEC_LZ4, CODEC_ZSTD = -1, 0, 1, 4
+
+
+def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, version,
+                 split, token_follows, pipeline, codec_kind, codec_fns=None, dict=None,
+                 nthreads=1):
+    """Decode every block of a regular chunk whose header, bstarts and
+    dictionary the caller has already checked.
+
+    ``pipeline``: ``(filter_id, meta)`` pairs in decode order (at most 6).
+    ``codec_fns``: addresses (ints) of the codec package's C functions, keys
+    ``fn``, ``fn_dict``, ``fn_error``, ``fn_new``, ``fn_free``.  Returns -1
+    when every block decoded, else the lowest index of a failing block (the
+    caller explains the failure with its Python path).
+    """
+    c = _ffi.new("bk_chunk *")
+    s = _rd(src)
+    d = _wr(dst)
+    if len(d) < nbytes or len(s) < cbytes:
+        raise ValueError("decode_chunk: buffers shorter than the chunk claims")
+    starts = _ffi.new("int32_t[]", list(bstarts))
+    c.src, c.cbytes, c.bstarts = s, cbytes, starts
+    c.nblocks, c.nbytes, c.blocksize, c.typesize = len(bstarts), nbytes, blocksize, typesize
+    c.version, c.split, c.token_follows = version, int(split), int(token_follows)
+    c.uses_delta = int(any(fid == 3 for fid, _ in pipeline))
+    c.nfilters = len(pipeline)
+    for k, (fid, meta) in enumerate(pipeline):
+        c.filter_ids[k] = fid
+        c.filter_metas[k] = meta
+    c.codec_kind = codec_kind
+    for name, addr in (codec_fns or {}).items():
+        setattr(c, name, _ffi.cast("void *", addr))
+    dbuf = None
+    if dict:
+        dbuf = _rd(dict)
+        c.dict, c.dictlen = dbuf, len(dict)
+    c.dst = d
+    rc = _lib.bk_decode_chunk(c, int(nthreads))
+    del s, d, starts, dbuf      # kept alive until the call returned
+    return rc
