@@ -179,6 +179,11 @@ def _plan(nbytes, typesize, codec, clevel, filters, blocksize, splitmode, use_di
     memcpyed = clevel == 0 or nbytes < stune.MIN_BUFFER_BLOSC2
     if not memcpyed and overhead + 4 * nblocks > destsize:
         memcpyed = True
+    if not memcpyed and header_bsize != bsize:
+        # C-Blosc2 would store the caller's block size while cutting blocks of
+        # another size (an explicit size over an input that is not a whole
+        # number of items) and could not read its chunk; store the real one.
+        header_bsize = bsize
     split = (not memcpyed) and stune.split_blosc2(splitmode, codec, clevel, shuffle,
                                                   stored_ts, bsize)
     return _Plan("blosc2", codec_obj, codec, clevel, stored_ts, slots, metas, nbytes, bsize,

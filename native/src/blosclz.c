@@ -19,6 +19,37 @@
 
 /* ------------------------------------------------------------ decoder */
 
+/* Copy an LZ match of m bytes from `from` (dist bytes back) to `out`; room
+ * is how many bytes may be written at `out` (>= m).  Bytes past m may be
+ * written when room allows, as later output overwrites them. */
+static inline void copy_match(uint8_t *out, const uint8_t *from, size_t dist, size_t m,
+                              size_t room)
+{
+    if (dist == 1) {
+        memset(out, from[0], m);
+    } else if (dist >= 16 && room >= m + 16) {
+        /* 16-byte steps never read bytes this copy has not written yet */
+        for (size_t k = 0; k < m; k += 16)
+            memcpy(out + k, from + k, 16);
+    } else if (dist >= m) {
+        memcpy(out, from, m);
+    } else if (dist >= 8 && room >= m + 8) {
+        for (size_t k = 0; k < m; k += 8)
+            memcpy(out + k, from + k, 8);
+    } else if (room >= m + 8 && m > 16) {
+        /* short period: lay down one period-aligned stretch of at least 8
+         * bytes, then repeat it 8 bytes at a time from span bytes back */
+        size_t span = dist * ((8 + dist - 1) / dist);     /* 8..14, a multiple of dist */
+        for (size_t k = 0; k < span; k++)
+            out[k] = from[k];
+        for (size_t k = span; k < m; k += 8)
+            memcpy(out + k, out + k - span, 8);
+    } else {
+        for (size_t k = 0; k < m; k++)
+            out[k] = from[k];
+    }
+}
+
 int64_t bk_blosclz_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen)
 {
     size_t ip = 0, op = 0;
@@ -30,7 +61,10 @@ int64_t bk_blosclz_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, s
             size_t run = (size_t)ctrl + 1;
             if (run > dstlen - op || run > srclen - ip)
                 return 0;
-            memcpy(dst + op, src + ip, run);
+            if (dstlen - op >= 32 && srclen - ip >= 32)
+                memcpy(dst + op, src + ip, 32);   /* fixed size: two vector moves */
+            else
+                memcpy(dst + op, src + ip, run);
             op += run;
             ip += run;
             if (ip >= srclen)
@@ -70,14 +104,7 @@ int64_t bk_blosclz_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, s
         uint8_t *out = dst + op;
         const uint8_t *from = out - dist;
         size_t m = (size_t)mlen;
-        if (dist == 1) {
-            memset(out, from[0], m);
-        } else if (dist >= m) {
-            memcpy(out, from, m);
-        } else {
-            for (size_t k = 0; k < m; k++)
-                out[k] = from[k];
-        }
+        copy_match(out, from, dist, m, dstlen - op);
         op += m;
     }
     return (int64_t)op;
