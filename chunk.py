@@ -18,7 +18,7 @@ from . import _buffers, native
 from .codecs import _dl
 from .codecs import filters as _filters
 from .codecs.registry import decoder_for
-from .errors import FormatError, UnsupportedError
+from .errors import UnsupportedError
 from .formats import chunk as fc
 from .formats import enums, parse
 from .formats.rules import fail

@@ -291,7 +291,7 @@ def _is_run(s: memoryview) -> bool:
     n = len(s)
     if s[n - 1] != first or s[n >> 1] != first:
         return False
-    return s.tobytes() == bytes((first,)) * n
+    return not s.tobytes().lstrip(bytes((first,)))
 
 
 def _stream_bound(plan: _Plan, neblock: int) -> int:

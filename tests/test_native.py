@@ -7,41 +7,17 @@
   stored inside real chunks.
 * Hostile input for the decoder never crashes and matches the reference.
 """
-import importlib.util
-import os
 import random
 import struct
-import sys
-import types
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-
-def _load_native():
-    try:
-        from blosckit import native
-        return native
-    except ImportError:
-        # The rest of the package may not be importable (missing optional
-        # dependencies); load just the native subpackage.
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        for k in [k for k in sys.modules if k == "blosckit" or k.startswith("blosckit.")]:
-            del sys.modules[k]
-        pkg = types.ModuleType("blosckit")
-        pkg.__path__ = [root]
-        sys.modules["blosckit"] = pkg
-        spec = importlib.util.spec_from_file_location(
-            "blosckit.native", os.path.join(root, "native", "__init__.py"),
-            submodule_search_locations=[os.path.join(root, "native")])
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["blosckit.native"] = mod
-        spec.loader.exec_module(mod)
-        return mod
+from blosckit import native
 
 
-N = _load_native()
+N = native
 LEVELS = N.available_simd_levels()
 
 try:
@@ -675,3 +651,36 @@ def test_bitshuffle_legacy_identical_to_blosc1(ts, length):
     assert filtered == mine[:len(filtered)]
     assert N.bitunshuffle(mine, ts, legacy=True) == d
     assert blosc.decompress(chunk) == d
+
+
+def _match_stream(pattern: bytes, length: int, tail: bytes = b"z") -> bytes:
+    """A BloscLZ stream: literal `pattern`, one match of `length` bytes at
+    distance len(pattern), then a literal `tail` (a stream must end in one)."""
+    dist = len(pattern) - 1              # stored as distance - 1
+    out = bytearray([len(pattern) - 1]) + pattern
+    if length - 2 < 7:
+        out += bytes([((length - 2) << 5) | (dist >> 8), dist & 255])
+    else:
+        rest = length - 9
+        out.append((7 << 5) | (dist >> 8))
+        while rest >= 255:
+            out.append(255)
+            rest -= 255
+        out += bytes([rest, dist & 255])
+    out += bytes([len(tail) - 1]) + tail
+    return bytes(out)
+
+
+@pytest.mark.parametrize("dist", list(range(1, 33)))
+def test_blosclz_overlapping_matches(dist):
+    # Every short period, with lengths around the decoder's copy widths and
+    # with and without room after the match (slack only when dst is bigger).
+    pattern = bytes((7 * k + 3) & 255 for k in range(dist))
+    for length in (3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 300, 1000):
+        stream = _match_stream(pattern, length)
+        expected = pattern + (pattern * (length // dist + 2))[:length] + b"z"
+        for slack in (0, 1, 40):
+            dst = bytearray(len(expected) + slack)
+            n = native.blosclz_decompress_into(stream, dst)
+            assert n == len(expected)
+            assert bytes(dst[:n]) == expected, (dist, length, slack)
