@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import snappy as _snappy
 
+try:  # python-snappy >= 0.7 is built on cramjam, which decodes into a buffer
+    import cramjam as _cramjam
+except ImportError:  # pragma: no cover - older python-snappy
+    _cramjam = None
+
 
 class Snappy:
     code = 3
@@ -26,12 +31,14 @@ class Snappy:
         return out
 
     def decompress_into(self, src, dst, dict=None) -> int:
-        src = bytes(src)
         try:
-            if _snappy.uncompressed_length(src) > len(dst):
-                return -1
-            out = _snappy.uncompress(src)
-        except Exception:   # python-snappy raises several unrelated types
+            if _cramjam is not None:
+                # checks the stream's declared length against dst first
+                return int(_cramjam.snappy.decompress_raw_into(bytes(src), dst))
+            out = _snappy.uncompress(bytes(src))
+        except Exception:   # the bindings raise several unrelated types
+            return -1
+        if len(out) > len(dst):
             return -1
         dst[:len(out)] = out
         return len(out)
