@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from . import stune
+from . import native, stune
 from .codecs import filters as _filters
 from .codecs.registry import CODECS_BY_NAME
 from .formats import build as _build
@@ -356,19 +356,39 @@ def _encode_block(plan: _Plan, src: memoryview, j: int, start: int | None,
     return memoryview(out)[:pos], need
 
 
+def _native_blocks(plan: _Plan, src: memoryview, nthreads: int):
+    """Every block encoded by the native encoder with an unlimited budget:
+    ``(view of block j, need_j)`` per block, or None when the codec has no
+    native entry point."""
+    enc = getattr(plan.codec, "native_encoder", None)
+    spec = enc(plan.clevel, plan.flavor) if enc is not None else None
+    if spec is None or plan.nbytes == 0:
+        return None
+    kind, param, fns = spec
+    pipeline = [(f, m) for f, m in zip(plan.slots, plan.metas) if f
+                and not (plan.fmt == "blosc1" and f == _ID["shuffle"] and plan.typesize == 1)]
+    version = VERSION_BLOSC2 if plan.fmt == "blosc2" else VERSION_BLOSC1
+    out, cap, sizes, needs = native.encode_blocks(
+        src, nbytes=plan.nbytes, blocksize=plan.blocksize, typesize=plan.typesize,
+        version=version, split=plan.split, detect_runs=plan.fmt == "blosc2",
+        pipeline=pipeline, codec_kind=kind, clevel=plan.clevel, codec_param=param,
+        codec_fns=fns, nthreads=nthreads)
+    mv = memoryview(out)
+    return [(mv[j * cap:j * cap + sizes[j]], needs[j]) for j in range(plan.nblocks)]
+
+
 def _encode_blocks(plan: _Plan, src: memoryview, start: int, dictionary: bytes | None,
                    nthreads: int):
     """All blocks' bytes and their starts, or None when they do not fit."""
     block0 = src[:plan.blocksize]
     pieces, starts = [], []
     pos = start
-    if nthreads > 1 and plan.nblocks > 1:
+    results = _native_blocks(plan, src, nthreads) if dictionary is None else None
+    if results is None and nthreads > 1 and plan.nblocks > 1:
         with ThreadPoolExecutor(min(nthreads, plan.nblocks)) as pool:
             results = list(pool.map(
                 lambda j: _encode_block(plan, src, j, None, dictionary, block0),
                 range(plan.nblocks)))
-    else:
-        results = None
     for j in range(plan.nblocks):
         res = results[j] if results is not None else None
         if res is None or pos + res[1] > plan.destsize:

@@ -28,6 +28,10 @@ class BloscLZ:
             return None
         return bytes(memoryview(out)[:n])
 
+    def native_encoder(self, clevel: int, flavor: str):
+        """``(kind, param, fns)`` for the native block encoder."""
+        return 0, native._FLAVORS[flavor], {}
+
     def decompress_into(self, src, dst, dict=None) -> int:
         return native.blosclz_decompress_into(src, dst)
 

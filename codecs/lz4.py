@@ -37,6 +37,10 @@ with contextlib.suppress(Exception):
 _local = threading.local()
 
 
+def _addr(name: str) -> int:
+    return int(_cffi.cast("uintptr_t", _cffi.addressof(_enc, name)))
+
+
 def _stream(hc: bool):
     """This thread's LZ4 stream state (for dictionary compression)."""
     name = "hc" if hc else "fast"
@@ -83,6 +87,14 @@ class LZ4:
         if self.hc:
             return max(_enc.LZ4_compress_HC(s, d, len(src), len(dst), clevel), 0)
         return max(_enc.LZ4_compress_fast(s, d, len(src), len(dst), 10 - clevel), 0)
+
+    def native_encoder(self, clevel: int, flavor: str):
+        """``(kind, param, fns)`` for the native block encoder, or None."""
+        if _enc is None:
+            return None
+        if self.hc:
+            return 2, clevel, {"fn": _addr("LZ4_compress_HC")}
+        return 1, 10 - clevel, {"fn": _addr("LZ4_compress_fast")}
 
     def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2", split=True):
         src = bytes(src)

@@ -97,6 +97,17 @@ class Zstd:
             n = _zlib.ZSTD_compressCCtx(_cctx(), d, len(dst), s, len(src), zstd_level(clevel))
         return 0 if _zlib.ZSTD_isError(n) else int(n)
 
+    def native_encoder(self, clevel: int, flavor: str):
+        """``(kind, param, fns)`` for the native block encoder, or None."""
+        if _zlib is None:
+            return None
+
+        def addr(name):
+            return int(_zffi.cast("uintptr_t", _zffi.addressof(_zlib, name)))
+        return 4, zstd_level(clevel), {
+            "fn": addr("ZSTD_compressCCtx"), "fn_error": addr("ZSTD_isError"),
+            "fn_new": addr("ZSTD_createCCtx"), "fn_free": addr("ZSTD_freeCCtx")}
+
     def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2", split=True):
         if _zlib is not None:
             out = bytearray(max(len(src) + len(src) // 128 + 1024, 0)

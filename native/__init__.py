@@ -331,3 +331,39 @@ def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, vers
     rc = _lib.bk_decode_chunk(c, int(nthreads))
     del s, d, starts, dbuf      # kept alive until the call returned
     return rc
+
+
+def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_runs,
+                  pipeline, codec_kind, clevel, codec_param, codec_fns=None, nthreads=1):
+    """Filter and encode every block of ``src`` (the builder's bulk work).
+
+    ``pipeline``: ``(filter_id, meta)`` in slot order.  Returns
+    ``(out, cap, sizes, needs)``: block j's bytes are
+    ``out[j * cap : j * cap + sizes[j]]``; ``needs[j]`` is the highest output
+    position (relative to the block's start) the reference encoder compares
+    with its budget.  Raises ValueError when a block cannot be encoded.
+    """
+    nblocks = -(-nbytes // blocksize) if nbytes else 0
+    nstreams = typesize if split else 1
+    cap = blocksize + 5 * nstreams
+    out = bytearray(cap * nblocks)
+    sizes = _ffi.new("int32_t[]", nblocks)
+    needs = _ffi.new("int32_t[]", nblocks)
+    e = _ffi.new("bk_encoder *")
+    s = _rd(src)
+    o = _wr(out)
+    e.src, e.nbytes, e.blocksize, e.typesize, e.nblocks = s, nbytes, blocksize, typesize, nblocks
+    e.version, e.split, e.detect_runs = version, int(split), int(detect_runs)
+    e.nfilters = len(pipeline)
+    for k, (fid, meta) in enumerate(pipeline):
+        e.filter_ids[k] = fid
+        e.filter_metas[k] = meta & 0xFF
+    e.codec_kind, e.clevel, e.codec_param = codec_kind, clevel, codec_param
+    for name, addr in (codec_fns or {}).items():
+        setattr(e, name, _ffi.cast("void *", addr))
+    e.out, e.block_cap, e.sizes, e.needs = o, cap, sizes, needs
+    rc = _lib.bk_encode_blocks(e, int(nthreads))
+    del s, o
+    if rc != 0:
+        raise ValueError("encode_blocks: a block could not be encoded")
+    return out, cap, list(sizes), list(needs)

@@ -59,6 +59,21 @@ typedef struct {
   uint8_t *dst;
 } bk_chunk;
 int32_t bk_decode_chunk(const bk_chunk *c, int nthreads);
+
+typedef struct {
+  const uint8_t *src;
+  int32_t nbytes, blocksize, typesize, nblocks;
+  int version, split, detect_runs;
+  int nfilters;
+  uint8_t filter_ids[6], filter_metas[6];
+  int codec_kind, clevel;
+  int codec_param;
+  void *fn, *fn_error, *fn_new, *fn_free;
+  uint8_t *out;
+  int64_t block_cap;
+  int32_t *sizes, *needs;
+} bk_encoder;
+int bk_encode_blocks(const bk_encoder *e, int nthreads);
 """
 
 SOURCES = sorted(glob.glob(os.path.join(SRC_DIR, "*.c")))

@@ -68,6 +68,23 @@ typedef struct {
 } bk_chunk;
 int32_t bk_decode_chunk(const bk_chunk *c, int nthreads);
 
+/* chunkenc.c: block encoding for the builder (see the file) */
+#define BK_CODEC_LZ4HC 2
+typedef struct {
+  const uint8_t *src;        /* the whole input */
+  int32_t nbytes, blocksize, typesize, nblocks;
+  int version, split, detect_runs;
+  int nfilters;              /* filters to apply, in slot order */
+  uint8_t filter_ids[6], filter_metas[6];
+  int codec_kind, clevel;
+  int codec_param;           /* blosclz: flavor; lz4: acceleration; lz4hc, zstd: level */
+  void *fn, *fn_error, *fn_new, *fn_free;
+  uint8_t *out;              /* nblocks slots of block_cap bytes */
+  int64_t block_cap;
+  int32_t *sizes, *needs;    /* per block: bytes written, highest budget position */
+} bk_encoder;
+int bk_encode_blocks(const bk_encoder *e, int nthreads);
+
 /* internal helpers shared between translation units */
 void bk_shuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
 void bk_unshuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);

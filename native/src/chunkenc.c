@@ -1,0 +1,188 @@
+/* Block encoding for the chunk builder (compress.py).
+ *
+ * compress.py decides everything about a chunk (block size, split, filters,
+ * codec parameters) and keeps the budget logic that makes C-Blosc fall back
+ * to a memcpyed chunk.  This file does the bulk work: every block is run
+ * through the filters, cut into streams, and each stream is stored as a
+ * zero run, a byte run, a codec stream or raw bytes -- in parallel threads,
+ * each block into its own slot of one output buffer.  For every block it
+ * reports the bytes written and the highest output position the reference
+ * encoder would have compared with its budget ("need"), so the caller can
+ * replay the budget check in block order.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blosckit_native.h"
+
+typedef int (*lz4_fast_fn)(const char *, char *, int, int, int);
+typedef size_t (*zstd_cctx_fn)(void *, void *, size_t, const void *, size_t, int);
+typedef unsigned (*zstd_err_fn)(size_t);
+typedef void *(*new_fn)(void);
+typedef size_t (*free_fn)(void *);
+
+static void write_i32(uint8_t *p, int32_t v) {
+  uint32_t u = (uint32_t)v;
+  p[0] = (uint8_t)u;
+  p[1] = (uint8_t)(u >> 8);
+  p[2] = (uint8_t)(u >> 16);
+  p[3] = (uint8_t)(u >> 24);
+}
+
+/* Encode one stream with the chunk's codec; 0 when it does not fit. */
+static int64_t encode_stream(const bk_encoder *e, void *ctx, const uint8_t *src, int32_t len,
+                             uint8_t *dst, int32_t maxout) {
+  switch (e->codec_kind) {
+    case BK_CODEC_BLOSCLZ: {
+      int64_t n = bk_blosclz_compress(e->clevel, src, (size_t)len, dst, (size_t)maxout,
+                                      e->codec_param, e->split);
+      return n > 0 ? n : 0;
+    }
+    case BK_CODEC_LZ4:
+    case BK_CODEC_LZ4HC: {
+      /* fast mode takes an acceleration, HC a level: both one int */
+      int n = ((lz4_fast_fn)e->fn)((const char *)src, (char *)dst, len, maxout,
+                                   e->codec_param);
+      return n > 0 ? n : 0;
+    }
+    case BK_CODEC_ZSTD: {
+      size_t r;
+      if (ctx == NULL) return -1;
+      r = ((zstd_cctx_fn)e->fn)(ctx, dst, (size_t)maxout, src, (size_t)len, e->codec_param);
+      return ((zstd_err_fn)e->fn_error)(r) ? 0 : (int64_t)r;
+    }
+    default:
+      return -1;
+  }
+}
+
+/* All bytes equal (a one-byte stream counts as a run). */
+static int is_run(const uint8_t *p, int32_t n) {
+  return n > 0 && (n == 1 || (p[0] == p[n - 1] && memcmp(p, p + 1, (size_t)n - 1) == 0));
+}
+
+static int apply_filters(const bk_encoder *e, int32_t j, const uint8_t *block, int32_t bsize,
+                         uint8_t *s1, uint8_t *s2, const uint8_t **result) {
+  const uint8_t *cur = block;
+  for (int f = 0; f < e->nfilters; f++) {
+    uint8_t *nxt = (cur == s1) ? s2 : s1;
+    int meta = e->filter_metas[f];
+    size_t group = meta ? (size_t)meta : (size_t)e->typesize;
+    int rc = 0;
+    switch (e->filter_ids[f]) {
+      case 1:
+        rc = bk_shuffle(cur, nxt, (size_t)bsize, group);
+        break;
+      case 2:
+        rc = bk_bitshuffle(cur, nxt, (size_t)bsize, (size_t)e->typesize, e->version <= 2);
+        break;
+      case 3:
+        /* block 0 is XORed with itself shifted, the others with the raw
+           (unfiltered) first block of the input */
+        bk_delta_encode(j == 0 ? cur : e->src, cur, nxt, (size_t)bsize, (size_t)e->typesize,
+                        j == 0);
+        break;
+      case 4:
+        rc = bk_trunc_prec(cur, nxt, (size_t)bsize, (size_t)e->typesize, (int8_t)meta);
+        break;
+      case 35:
+        bk_bytedelta_encode(cur, nxt, (size_t)bsize, group, 0);
+        break;
+      default:
+        return -1;
+    }
+    if (rc < 0) return -1;
+    cur = nxt;
+  }
+  *result = cur;
+  return 0;
+}
+
+static int encode_block(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2, void *ctx) {
+  int32_t rest = e->nbytes % e->blocksize;
+  int leftover = (j == e->nblocks - 1) && rest;
+  int32_t bsize = leftover ? rest : e->blocksize;
+  int32_t nstreams = (e->split && !leftover) ? e->typesize : 1;
+  int32_t neblock = bsize / nstreams;
+  const uint8_t *data;
+  uint8_t *out = e->out + (int64_t)j * e->block_cap;
+  int64_t pos = 0, need = 0;
+
+  if (apply_filters(e, j, e->src + (int64_t)j * e->blocksize, bsize, s1, s2, &data) != 0)
+    return -1;
+  for (int32_t k = 0; k < nstreams; k++) {
+    const uint8_t *piece = data + (int64_t)k * neblock;
+    int64_t n;
+    pos += 4;
+    if (e->detect_runs && is_run(piece, neblock)) {
+      if (piece[0]) {
+        write_i32(out + pos - 4, -(int32_t)piece[0]);
+        out[pos++] = 0x01;    /* token: a run of one byte value */
+      } else {
+        write_i32(out + pos - 4, 0);
+      }
+      if (pos > need) need = pos;
+      continue;
+    }
+    if (pos + neblock > need) need = pos + neblock;
+    n = encode_stream(e, ctx, piece, neblock, out + pos, neblock);
+    if (n < 0) return -1;
+    if (n == 0 || n == neblock) {
+      memcpy(out + pos, piece, (size_t)neblock);
+      n = neblock;
+    }
+    write_i32(out + pos - 4, (int32_t)n);
+    pos += n;
+  }
+  e->sizes[j] = (int32_t)pos;
+  e->needs[j] = (int32_t)need;
+  return 0;
+}
+
+typedef struct {
+  const bk_encoder *e;
+  int32_t next;
+  int failed;
+} enc_work;
+
+static void *enc_worker(void *arg) {
+  enc_work *w = (enc_work *)arg;
+  const bk_encoder *e = w->e;
+  uint8_t *s1 = NULL, *s2 = NULL;
+  void *ctx = NULL;
+  if (e->nfilters) {
+    s1 = (uint8_t *)malloc((size_t)e->blocksize);
+    s2 = (uint8_t *)malloc((size_t)e->blocksize);
+  }
+  if (e->codec_kind == BK_CODEC_ZSTD) ctx = ((new_fn)e->fn_new)();
+  for (;;) {
+    int32_t j = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+    if (j >= e->nblocks) break;
+    if ((e->nfilters && (s1 == NULL || s2 == NULL)) ||
+        (e->codec_kind == BK_CODEC_ZSTD && ctx == NULL) || encode_block(e, j, s1, s2, ctx) != 0)
+      __atomic_store_n(&w->failed, 1, __ATOMIC_RELAXED);
+  }
+  if (ctx != NULL) ((free_fn)e->fn_free)(ctx);
+  free(s1);
+  free(s2);
+  return NULL;
+}
+
+int bk_encode_blocks(const bk_encoder *e, int nthreads) {
+  enc_work w;
+  pthread_t tids[64];
+  int started = 0;
+  w.e = e;
+  w.next = 0;
+  w.failed = 0;
+  if (nthreads > 64) nthreads = 64;
+  if (nthreads > e->nblocks) nthreads = e->nblocks;
+  for (int t = 1; t < nthreads; t++) {
+    if (pthread_create(&tids[started], NULL, enc_worker, &w) != 0) break;
+    started++;
+  }
+  enc_worker(&w);
+  for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
+  return w.failed ? -1 : 0;
+}
