@@ -411,10 +411,14 @@ class _Decoder:
         else:
             target = dst
         self.read_streams(j, target, bsize)
-        if not self.pipeline:
-            return
-        ctx = _filters.BlockContext(self.i.version, self.i.typesize, j, block0)
-        cur = target
+        if self.pipeline:
+            self.unfilter(a, b, dst, _filters.BlockContext(self.i.version, self.i.typesize,
+                                                           j, block0))
+
+    def unfilter(self, a: memoryview, b: memoryview, dst: memoryview, ctx) -> None:
+        """Undo the pipeline on the streams decoded into ``a``, ping-ponging
+        through ``b`` and ending in ``dst``."""
+        cur = a
         last = len(self.pipeline) - 1
         for k, (fn, meta, _fid) in enumerate(self.pipeline):
             nxt = dst if k == last else (b if cur is a else a)
@@ -492,13 +496,7 @@ class _Decoder:
                      f"{self.codec.name} stream decoded to {got} bytes, expected {size}")
         if self.pipeline:
             # VL blocks are delta-encoded against themselves (offset 0).
-            ctx = _filters.BlockContext(i.version, i.typesize, 0, None)
-            cur = target
-            last = len(self.pipeline) - 1
-            for k, (fn, meta, _fid) in enumerate(self.pipeline):
-                nxt = dst if k == last else (b if cur is a else a)
-                fn(cur, nxt, meta, ctx)
-                cur = nxt
+            self.unfilter(a, b, dst, _filters.BlockContext(i.version, i.typesize, 0, None))
 
 
 _ZERO_CACHE: dict[int, bytes] = {}

@@ -19,62 +19,9 @@ def _rel(path):
     return os.path.relpath(path, ROOT).replace(os.sep, "/")
 
 
-CDEF = """
-int bk_simd_level(void);
-int bk_simd_best(void);
-int bk_set_simd_level(int level);
-
-int bk_shuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize);
-int bk_unshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize);
-int bk_bitshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int legacy);
-int bk_bitunshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int legacy);
-
-int64_t bk_blosclz_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen);
-int64_t bk_blosclz_compress(int clevel, const uint8_t *src, size_t len, uint8_t *dst,
-                            size_t maxout, int flavor, int split);
-
-void bk_delta_encode(const uint8_t *dref, const uint8_t *src, uint8_t *dst, size_t len,
-                     size_t typesize, int first_block);
-void bk_delta_decode(const uint8_t *dref, uint8_t *buf, size_t len, size_t typesize,
-                     int first_block);
-void bk_bytedelta_encode(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize,
-                         int buggy);
-void bk_bytedelta_decode(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize,
-                         int buggy);
-int bk_trunc_prec(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize,
-                  int prec_bits);
-
-typedef struct {
-  const uint8_t *src;
-  int32_t cbytes;
-  const int32_t *bstarts;
-  int32_t nblocks, nbytes, blocksize, typesize;
-  int version, split, token_follows, uses_delta;
-  int nfilters;
-  uint8_t filter_ids[6], filter_metas[6];
-  int codec_kind;
-  void *fn, *fn_dict, *fn_error, *fn_new, *fn_free;
-  const uint8_t *dict;
-  int32_t dictlen;
-  uint8_t *dst;
-} bk_chunk;
-int32_t bk_decode_chunk(const bk_chunk *c, int nthreads);
-
-typedef struct {
-  const uint8_t *src;
-  int32_t nbytes, blocksize, typesize, nblocks;
-  int version, split, detect_runs;
-  int nfilters;
-  uint8_t filter_ids[6], filter_metas[6];
-  int codec_kind, clevel;
-  int codec_param;
-  void *fn, *fn_error, *fn_new, *fn_free;
-  uint8_t *out;
-  int64_t block_cap;
-  int32_t *sizes, *needs;
-} bk_encoder;
-int bk_encode_blocks(const bk_encoder *e, int nthreads);
-"""
+# The cdef is the API header itself: one declaration of every prototype.
+with open(os.path.join(SRC_DIR, "blosckit_api.h"), encoding="utf-8") as _f:
+    CDEF = _f.read()
 
 SOURCES = sorted(glob.glob(os.path.join(SRC_DIR, "*.c")))
 

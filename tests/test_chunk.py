@@ -70,12 +70,14 @@ def _valid(pipe: str, ts: int) -> bool:
 
 def _cases():
     if LONG:
-        for codec, pipe, ts, kind, split, nb in itertools.product(
-                CODECS, PIPELINES, TYPESIZES, DATASETS, SPLITMODES, NBYTES):
+        k = 0
+        for codec, pipe, ts, kind, split in itertools.product(
+                CODECS, PIPELINES, TYPESIZES, DATASETS, SPLITMODES):
             if not _valid(pipe, ts):
                 continue
             for bs in _blocksizes(ts):
-                yield codec, pipe, ts, kind, bs, split, nb
+                yield codec, pipe, ts, kind, bs, split, NBYTES[k % len(NBYTES)]
+                k += 1
         return
     k = 0
     for codec, pipe, ts in itertools.product(CODECS, PIPELINES, TYPESIZES):

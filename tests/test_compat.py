@@ -216,3 +216,14 @@ def test_blosc1_header_has_no_extended_part():
     c = blosckit.parse_chunk(chunk)
     assert c.bstarts[0] == 16 + 4 * c.nblocks
     assert struct.unpack_from("<i", chunk, 16)[0] == c.bstarts[0]
+
+
+@pytest.mark.parametrize("name", ["blosc-1.18.0-lz4-bitshuffle4-memcpy.cdata",
+                                  "blosc-1.18.0-lz4-bitshuffle8-nomemcpy.cdata"])
+def test_c_blosc_1_18_bitshuffle_leftovers_c_blosc2_diverges(compat_dir, name):
+    """V2 on real upstream data: C-Blosc2 leaves the last block's tail bytes
+    unwritten; blosckit gives every byte the writer stored."""
+    chunk = _load(compat_dir, name)
+    data = _leftover_data(blosckit.parse_chunk(chunk).nbytes)
+    assert blosckit.decompress(chunk) == data
+    assert b2_decompress(chunk) != data

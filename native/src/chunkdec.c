@@ -11,7 +11,6 @@
  * decoded straight into its place with no Python in between.  Blocks are
  * spread over worker threads; the GIL is released by cffi for the whole call.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,87 +137,23 @@ static int decode_block(const bk_chunk *c, int32_t j, uint8_t *s1, uint8_t *s2, 
   return 0;
 }
 
-typedef struct {
-  const bk_chunk *c;
-  int32_t first;          /* blocks [first, nblocks) are shared out */
-  int32_t next;           /* next block to claim (atomic) */
-  int32_t failed;         /* lowest failing block, or nblocks */
-  pthread_mutex_t lock;
-} shared_work;
-
-static void note_failure(shared_work *w, int32_t j) {
-  pthread_mutex_lock(&w->lock);
-  if (j < w->failed) w->failed = j;
-  pthread_mutex_unlock(&w->lock);
-}
-
-static void *worker(void *arg) {
-  shared_work *w = (shared_work *)arg;
-  const bk_chunk *c = w->c;
-  uint8_t *s1 = NULL, *s2 = NULL;
-  void *zctx = NULL;
-  if (c->nfilters) {
-    s1 = (uint8_t *)malloc((size_t)c->blocksize);
-    s2 = (uint8_t *)malloc((size_t)c->blocksize);
-  }
-  if (c->codec_kind == BK_CODEC_ZSTD) zctx = ((zstd_new_fn)c->fn_new)();
-  for (;;) {
-    int32_t j = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-    if (j >= c->nblocks) break;
-    if ((c->nfilters && (s1 == NULL || s2 == NULL)) ||
-        (c->codec_kind == BK_CODEC_ZSTD && zctx == NULL) ||
-        decode_block(c, j, s1, s2, zctx) != 0) {
-      note_failure(w, j);
-    }
-  }
-  if (zctx != NULL) ((zstd_free_fn)c->fn_free)(zctx);
-  free(s1);
-  free(s2);
-  return NULL;
+static int decode_one(void *arg, bk_worker *w, int32_t j) {
+  return decode_block((const bk_chunk *)arg, j, w->s1, w->s2, w->ctx);
 }
 
 /* Decode every block of the chunk; returns -1 when all went well, else the
  * lowest index of a block that failed. */
 int32_t bk_decode_chunk(const bk_chunk *c, int nthreads) {
-  shared_work w;
-  int started = 0;
-  pthread_t tids[64];
-
+  size_t scratch = c->nfilters ? (size_t)c->blocksize : 0;
+  void *ctx_new = c->codec_kind == BK_CODEC_ZSTD ? c->fn_new : NULL;
   if (c->nblocks <= 0) return -1;
-  w.c = c;
-  w.first = 0;
-  w.next = 0;
-  w.failed = c->nblocks;
-  pthread_mutex_init(&w.lock, NULL);
   if (c->uses_delta) {
     /* every other block XORs against the decoded block 0: finish it first */
-    {
-      /* a one-block view of the chunk: its worker claims block 0 only */
-      shared_work w0 = w;
-      bk_chunk only0 = *c;
-      only0.nblocks = 1;
-      only0.nbytes = block_len(c, 0);
-      only0.blocksize = c->blocksize;
-      w0.c = &only0;
-      w0.failed = 1;
-      pthread_mutex_init(&w0.lock, NULL);
-      worker(&w0);
-      pthread_mutex_destroy(&w0.lock);
-      if (w0.failed == 0) {
-        pthread_mutex_destroy(&w.lock);
-        return 0;
-      }
-    }
-    w.next = 1;
+    if (bk_parallel_blocks(decode_one, (void *)c, 0, 1, 1, scratch, ctx_new, c->fn_free) >= 0)
+      return 0;
+    return bk_parallel_blocks(decode_one, (void *)c, 1, c->nblocks, nthreads, scratch,
+                              ctx_new, c->fn_free);
   }
-  if (nthreads > 64) nthreads = 64;
-  if (nthreads > c->nblocks - w.next) nthreads = c->nblocks - w.next;
-  for (int t = 1; t < nthreads; t++) {
-    if (pthread_create(&tids[started], NULL, worker, &w) != 0) break;
-    started++;
-  }
-  worker(&w);
-  for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
-  pthread_mutex_destroy(&w.lock);
-  return w.failed == c->nblocks ? -1 : w.failed;
+  return bk_parallel_blocks(decode_one, (void *)c, 0, c->nblocks, nthreads, scratch, ctx_new,
+                            c->fn_free);
 }

@@ -10,7 +10,6 @@
  * encoder would have compared with its budget ("need"), so the caller can
  * replay the budget check in block order.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,49 +139,14 @@ static int encode_block(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2
   return 0;
 }
 
-typedef struct {
-  const bk_encoder *e;
-  int32_t next;
-  int failed;
-} enc_work;
-
-static void *enc_worker(void *arg) {
-  enc_work *w = (enc_work *)arg;
-  const bk_encoder *e = w->e;
-  uint8_t *s1 = NULL, *s2 = NULL;
-  void *ctx = NULL;
-  if (e->nfilters) {
-    s1 = (uint8_t *)malloc((size_t)e->blocksize);
-    s2 = (uint8_t *)malloc((size_t)e->blocksize);
-  }
-  if (e->codec_kind == BK_CODEC_ZSTD) ctx = ((new_fn)e->fn_new)();
-  for (;;) {
-    int32_t j = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
-    if (j >= e->nblocks) break;
-    if ((e->nfilters && (s1 == NULL || s2 == NULL)) ||
-        (e->codec_kind == BK_CODEC_ZSTD && ctx == NULL) || encode_block(e, j, s1, s2, ctx) != 0)
-      __atomic_store_n(&w->failed, 1, __ATOMIC_RELAXED);
-  }
-  if (ctx != NULL) ((free_fn)e->fn_free)(ctx);
-  free(s1);
-  free(s2);
-  return NULL;
+static int encode_one(void *arg, bk_worker *w, int32_t j) {
+  return encode_block((const bk_encoder *)arg, j, w->s1, w->s2, w->ctx);
 }
 
 int bk_encode_blocks(const bk_encoder *e, int nthreads) {
-  enc_work w;
-  pthread_t tids[64];
-  int started = 0;
-  w.e = e;
-  w.next = 0;
-  w.failed = 0;
-  if (nthreads > 64) nthreads = 64;
-  if (nthreads > e->nblocks) nthreads = e->nblocks;
-  for (int t = 1; t < nthreads; t++) {
-    if (pthread_create(&tids[started], NULL, enc_worker, &w) != 0) break;
-    started++;
-  }
-  enc_worker(&w);
-  for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
-  return w.failed ? -1 : 0;
+  size_t scratch = e->nfilters ? (size_t)e->blocksize : 0;
+  void *ctx_new = e->codec_kind == BK_CODEC_ZSTD ? e->fn_new : NULL;
+  if (e->nblocks <= 0) return 0;
+  return bk_parallel_blocks(encode_one, (void *)e, 0, e->nblocks, nthreads, scratch, ctx_new,
+                            e->fn_free) < 0 ? 0 : -1;
 }
