@@ -597,13 +597,20 @@ def _run(nthreads: int, count: int, fn) -> None:
         list(pool.map(fn, range(count)))
 
 
+def _special_unit(i: _Info, src: memoryview) -> bytes:
+    """The bytes a special chunk repeats (uninit is zero-filled: stricter than C)."""
+    if i.special in (1, 4):
+        return b"\0"
+    if i.special == 2:
+        return _NAN[i.typesize]
+    return bytes(src[fc.LEN_EXTENDED:i.cbytes])
+
+
 def _fill_special(i: _Info, src: memoryview, out: memoryview) -> None:
-    if i.special in (1, 4):         # zeros; uninit is zero-filled (stricter than C)
+    if i.special in (1, 4):
         _zero_fill(out)
-    elif i.special == 2:
-        _repeat(out, _NAN[i.typesize])
     else:
-        _repeat(out, bytes(src[fc.LEN_EXTENDED:i.cbytes]))
+        _repeat(out, _special_unit(i, src))
 
 
 def _zero_fill(out: memoryview) -> None:
@@ -684,9 +691,11 @@ def getitem(src, start: int, nitems: int) -> bytes:
         if i.memcpyed and not i.special:
             return bytes(mv[i.overhead + lo:i.overhead + hi])
         if i.special:
-            full = memoryview(bytearray(hi))
-            _fill_special(i, mv, full)
-            return bytes(full[lo:hi])
+            unit = _special_unit(i, mv)
+            base = lo - lo % len(unit)       # the range, aligned to the unit
+            buf = memoryview(bytearray(hi - base))
+            _repeat(buf, unit)
+            return bytes(buf[lo - base:])
         return decompress(mv)[lo:hi]
     dec = _Decoder(i, mv)
     bs = i.blocksize

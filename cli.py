@@ -118,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.fn(args)
+    except BrokenPipeError:          # output piped into head & co.
+        sys.stderr.close()
+        return 0
     except FormatError as e:
         if args.traceback:
             raise
@@ -125,11 +128,16 @@ def main(argv: list[str] | None = None) -> int:
             " ".join(getattr(args, "files", []) or [])
         print(f"blosckit: {where}:{e.offset}: error: {e.path}: {e.message}", file=sys.stderr)
         return 1
-    except (OSError, ValueError) as e:
+    except OSError as e:
         if args.traceback:
             raise
         print(f"blosckit: error: {e}", file=sys.stderr)
         return 1
+    except ValueError as e:          # bad parameters: a usage error
+        if args.traceback:
+            raise
+        print(f"blosckit: usage error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

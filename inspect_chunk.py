@@ -96,14 +96,19 @@ def chunk_nodes(src) -> Iterator[Node]:
         bsize = c.blocksize if (j < c.nblocks - 1 or c.nbytes % c.blocksize == 0) \
             else c.nbytes % c.blocksize
         nstreams = c.typesize if (c.split and bsize == c.blocksize) else 1
+        yield Node(f"chunk.blocks[{j}]", b, 0, None,
+                   f"block of {bsize} bytes in {nstreams} stream(s)")
         pos = b
         for k in range(nstreams):
             p = f"chunk.blocks[{j}].streams[{k}]"
             if pos + 4 > c.cbytes:
                 return
             csize = struct.unpack_from("<i", mv, pos)[0]
-            yield Node(p + ".csize", pos, 4, csize, describe(p + ".csize", csize) or
-                       ("raw" if csize == bsize // nstreams else "codec stream size"))
+            kind = "raw bytes" if csize == bsize // nstreams else "codec stream"
+            if csize <= 0:
+                kind = "no payload"
+            yield Node(p, pos, 0, None, f"stream {k}: {kind}")
+            yield Node(p + ".csize", pos, 4, csize, "payload size")
             pos += 4
             if csize < 0 and c.version >= 4:
                 yield Node(p + ".token", pos, 1, mv[pos] if pos < c.cbytes else None,
