@@ -7,22 +7,16 @@ not imported here.
 from __future__ import annotations
 
 from .chunk import Chunk, chunk_sizes, decompress, decompress_into, getitem, parse_chunk
+from .compress import build_chunk, compress, compress_special, compress_vlblocks
 from .errors import FormatError, UnsupportedError
-try:
-    from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
-except ImportError: pass
+from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
 
 __version__ = "0.1.0"
 
 __all__ = [
     "FormatError", "UnsupportedError",
     "Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
+    "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
     "__version__",
 ]
-
-try:  # TEMPORARY while the builder is written
-    from .compress import build_chunk, compress, compress_special, compress_vlblocks
-    __all__ += ["compress", "compress_special", "compress_vlblocks", "build_chunk"]
-except ImportError:
-    pass
