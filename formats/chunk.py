@@ -118,7 +118,7 @@ Block = cs.Array(this.num_streams, Stream)
 # bstart (or to cbytes for the last block).
 VLBlock = cs.Struct(
     "size" / cs.Int32sl * "uncompressed size of the block",
-    "payload" / cs.Bytes(this.len_payload) * "codec stream, raw when as long as size",
+    "payload" / cs.Bytes(lambda c: c._.len_payload) * "codec stream, raw when as long as size",
 )
 
 # The trailer of an in-memory lazy chunk (never valid in stored data).

@@ -352,8 +352,6 @@ def test_special_zeros_big_is_cheap():
     assert blosckit.chunk_sizes(bytes(hdr)) == (2**30, 32, 2**20)
 
 
-@pytest.mark.xfail(strict=True, reason="reader bug: getitem on a special chunk fills a "
-                   "buffer of start+nitems items (chunk.py getitem, special branch)")
 def test_getitem_special_allocates_only_the_range():
     """getitem of 2 items at the end of a 1 GiB zeros chunk must not build
     the 1 GiB prefix."""
