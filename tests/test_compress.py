@@ -494,3 +494,21 @@ def test_build_chunk_round_trip():
         pos += sizes[j]
     shuffled = build_chunk(info.header, blocks, bstarts=starts)
     assert shuffled != chunk and blosc2.decompress2(shuffled) == blosc2.decompress2(chunk)
+
+
+def test_c_blosc2_3_3_three_filter_pipeline_overwrites_source():
+    """C-Blosc2 3.3 routes the third filter's output into the caller's source
+    buffer, so its chunk does not decode to the input.  blosckit writes the
+    pipeline as declared: both decoders return the original data."""
+    data = np.arange(100_000, dtype=np.int32).tobytes()
+    F = blosc2.Filter
+    src = bytearray(data)
+    ref = blosc2.compress2(src, typesize=4, codec=blosc2.Codec.LZ4, clevel=5,
+                           filters=[F.DELTA, F.SHUFFLE, F.BITSHUFFLE], filters_meta=[0, 0, 0])
+    assert bytes(src) != data                       # the oracle clobbered its input
+    assert blosc2.decompress2(ref) != data          # and wrote a chunk that lies
+    mine = compress(data, typesize=4, codec="lz4", clevel=5,
+                    filters=("delta", "shuffle", "bitshuffle"))
+    assert blosckit.parse_chunk(mine).filters == [("delta", 0), ("shuffle", 0), ("bitshuffle", 0)]
+    assert blosc2.decompress2(mine) == data
+    assert blosckit.decompress(mine) == data
