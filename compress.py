@@ -105,7 +105,8 @@ def _filter_slots(filters, typesize: int, fmt: str) -> tuple[list, list]:
         if isinstance(entry, str):
             name, meta, bare = entry, 0, True
         elif isinstance(entry, (tuple, list)) and len(entry) == 2 and isinstance(entry[0], str):
-            name, meta, bare = entry[0], _int(f"meta of filter {entry[0]!r}", entry[1], -128, 255), False
+            name, bare = entry[0], False
+            meta = _int(f"meta of filter {name!r}", entry[1], -128, 255)
         else:
             raise ValueError(f"filter entry {i} must be a name or (name, meta), got {entry!r}")
         if name == "nofilter":

@@ -13,7 +13,6 @@ import construct as cs
 
 from .chunk import _read_info, _view, parse_chunk
 from .formats import chunk as fc
-from .formats.describe import describe
 
 
 class Node(NamedTuple):
