@@ -474,6 +474,10 @@ def compress(src, *, typesize: int = 1, codec: str = "blosclz", clevel: int = 5,
     if plan.memcpyed:
         if plan.use_dict and plan.nbytes:
             return _small_dict_chunk(plan, view, nthreads)
+        if plan.use_dict:
+            # C-Blosc2's dictionary pass finds no stream at all in empty input
+            # and takes that for "every stream is zeros"
+            return _header(plan, plan.overhead, memcpyed=True, special=_SPECIAL_KINDS["zeros"])
         return _memcpy_chunk(plan, view)
     if plan.use_dict:
         dictionary = _train(plan, view)
@@ -483,19 +487,13 @@ def compress(src, *, typesize: int = 1, codec: str = "blosclz", clevel: int = 5,
 
 
 def _small_dict_chunk(plan: _Plan, view: memoryview, nthreads: int) -> bytes:
-    """dict=True on input under 32 bytes: C-Blosc2 stores it raw while
+    """dict=True on input under 32 bytes.  C-Blosc2 stores it raw while
     training, finds it too small for a dictionary and encodes it again without
-    one; the header keeps the raw-storage flags of the first pass (see
-    specs/encoder.md#dictionaries)."""
-    plan.memcpyed = False
-    plan.split = True          # the first pass never wrote a dont_split flag
-    chunk = _assemble(plan, view, nthreads, None, False)
-    if chunk[2] & 0x02:        # incompressible after all: a regular raw chunk
-        plan.memcpyed = True
-        return _memcpy_chunk(plan, view)
-    out = bytearray(chunk)
-    out[2] = 0x07              # flags as the raw first pass left them
-    return bytes(out)
+    one, but keeps the raw-storage flags of the first pass: when that second
+    pass compresses, its chunk claims to be raw and no reader can decode it.
+    blosckit writes the raw chunk, which is C-Blosc2's output whenever that
+    output is readable (specs/encoder.md#dictionaries)."""
+    return _memcpy_chunk(plan, view)
 
 
 # ---------------------------------------------------------------------------
