@@ -625,8 +625,8 @@ def _repeat(out: memoryview, unit: bytes) -> None:
     n = len(out)
     if n == 0:
         return
-    out[:len(unit)] = unit
-    filled = len(unit)
+    filled = min(len(unit), n)
+    out[:filled] = unit[:filled]
     while filled < n:       # doubling copies: log2(n) slice assignments
         k = min(filled, n - filled)
         out[filled:filled + k] = out[:k]

@@ -604,3 +604,14 @@ def test_six_filter_pipeline_hand_built(pipe, ts, bs):
     assert b2_decompress(chunk) == data, "the test's forward filters disagree with C-Blosc2"
     check_parse(chunk, filters=[(n, ts if m is None else m) for n, m in HAND_PIPELINES[pipe]])
     check_reads(chunk, data)
+
+
+def test_getitem_value_chunk_range_shorter_than_the_value():
+    # a value chunk whose value (8 bytes) is wider than the items (3 bytes):
+    # a 1-item range is shorter than one value
+    value = bytes(range(1, 9))
+    chunk = blosckit.compress_special("value", 24, typesize=8, value=value)
+    chunk = chunk[:3] + bytes([3]) + chunk[4:]          # relabel items as 3 bytes
+    assert blosckit.decompress(chunk) == value * 3
+    for start in range(8):
+        assert blosckit.getitem(chunk, start, 1) == (value * 3)[start * 3:start * 3 + 3]
