@@ -20,34 +20,37 @@
 /* ------------------------------------------------------------ decoder */
 
 /* Copy an LZ match of m bytes from `from` (dist bytes back) to `out`; room
- * is how many bytes may be written at `out` (>= m).  Bytes past m may be
- * written when room allows, as later output overwrites them. */
+ * is how many bytes may be written at `out` (>= m).  Bytes between m and
+ * room may be written too: later output overwrites them. */
 static inline void copy_match(uint8_t *out, const uint8_t *from, size_t dist, size_t m,
                               size_t room)
 {
+    size_t k = 0;
     if (dist == 1) {
         memset(out, from[0], m);
-    } else if (dist >= 16 && room >= m + 16) {
-        /* 16-byte steps never read bytes this copy has not written yet */
-        for (size_t k = 0; k < m; k += 16)
-            memcpy(out + k, from + k, 16);
-    } else if (dist >= m) {
-        memcpy(out, from, m);
-    } else if (dist >= 8 && room >= m + 8) {
-        for (size_t k = 0; k < m; k += 8)
-            memcpy(out + k, from + k, 8);
-    } else if (room >= m + 8 && m > 16) {
-        /* short period: lay down one period-aligned stretch of at least 8
-         * bytes, then repeat it 8 bytes at a time from span bytes back */
-        size_t span = dist * ((8 + dist - 1) / dist);     /* 8..14, a multiple of dist */
-        for (size_t k = 0; k < span; k++)
-            out[k] = from[k];
-        for (size_t k = span; k < m; k += 8)
-            memcpy(out + k, out + k - span, 8);
-    } else {
-        for (size_t k = 0; k < m; k++)
-            out[k] = from[k];
+        return;
     }
+    if (dist >= m) {                   /* source and destination do not overlap */
+        memcpy(out, from, m);
+        return;
+    }
+    if (dist >= 16) {
+        /* each 16-byte step reads only bytes written before that step */
+        for (; k + 16 <= m || (k < m && k + 16 <= room); k += 16)
+            memcpy(out + k, from + k, 16);
+    } else if (room >= 16) {
+        /* short period: build 16 bytes of the pattern in a local buffer,
+         * then stamp it at every multiple of the period that fits in 16
+         * bytes; no load waits on a store of this copy */
+        uint8_t pat[16];
+        size_t span = dist * (16 / dist);              /* 8..16, a multiple of dist */
+        for (size_t i = 0; i < 16; i++)
+            pat[i] = i < dist ? from[i] : pat[i - dist];
+        for (; k < m && k + 16 <= room; k += span)
+            memcpy(out + k, pat, 16);
+    }
+    for (; k < m; k++)                 /* the tail close to the end of dst */
+        out[k] = from[k];
 }
 
 int64_t bk_blosclz_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen)
