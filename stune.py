@@ -16,9 +16,8 @@ MIN_BUFFER_BLOSC1 = 128        # the same threshold in C-Blosc 1.x
 MAX_TYPESIZE = 255             # what the 8-bit typesize field can hold
 BLOSC1_MAX_BLOCKSIZE = (2**31 - 1 - MAX_TYPESIZE * 4) // 3
 
-# Codecs that want big blocks ("high compression ratio" codecs).
-_HCR_BLOSC2 = frozenset({"lz4hc", "zlib", "zstd"})
-_HCR_BLOSC1 = frozenset({"lz4hc", "zlib", "zstd"})
+# Codecs that want big blocks ("high compression ratio" codecs), in both libraries.
+_HCR = frozenset({"lz4hc", "zlib", "zstd"})
 
 # Level factor applied to the L1-sized starting block (numerator, denominator).
 _LEVEL_SCALE = {0: (1, 4), 1: (1, 2), 2: (1, 1), 3: (2, 1), 4: (4, 1), 5: (4, 1),
@@ -26,6 +25,17 @@ _LEVEL_SCALE = {0: (1, 4), 1: (1, 2), 2: (1, 1), 3: (2, 1), 4: (4, 1), 5: (4, 1)
 
 # Split-stream block sizes per level (bytes per stream), C-Blosc2.
 _SPLIT_BLOCK_BLOSC2 = {1: 32, 2: 32, 3: 32, 4: 64, 5: 64, 6: 64, 7: 128, 8: 256, 9: 512}
+
+
+def _level_sized(codec: str, clevel: int) -> int:
+    """The starting block size both tuners give an input of at least 32 KiB:
+    the L1 size (doubled for the high-ratio codecs) scaled by the level."""
+    size = _L1 * (2 if codec in _HCR else 1)
+    num, den = _LEVEL_SCALE[clevel]
+    size = size * num // den
+    if clevel == 9 and codec in _HCR:
+        size *= 2
+    return size
 
 
 def split_blosc2(splitmode: str, codec: str, clevel: int, shuffle: bool,
@@ -57,13 +67,7 @@ def blocksize_blosc2(nbytes: int, typesize: int, clevel: int, codec: str, shuffl
     if user_blocksize:
         size = user_blocksize
     else:
-        size = nbytes
-        if nbytes >= _L1:
-            size = _L1 * (2 if codec in _HCR_BLOSC2 else 1)
-            num, den = _LEVEL_SCALE[clevel]
-            size = size * num // den
-            if clevel == 9 and codec in _HCR_BLOSC2:
-                size *= 2
+        size = _level_sized(codec, clevel) if nbytes >= _L1 else nbytes
         if clevel > 0 and split:
             size = _SPLIT_BLOCK_BLOSC2[clevel] * KIB * typesize
             size = max(min(size, 4 * KIB * KIB), 32 * KIB)
@@ -105,11 +109,7 @@ def blocksize_blosc1(nbytes: int, typesize: int, clevel: int, codec: str,
     if forced_blocksize:
         size = min(max(forced_blocksize, MIN_BUFFER_BLOSC1), BLOSC1_MAX_BLOCKSIZE)
     elif nbytes >= _L1:
-        size = _L1 * (2 if codec in _HCR_BLOSC1 else 1)
-        num, den = _LEVEL_SCALE[clevel]
-        size = size * num // den
-        if clevel == 9 and codec in _HCR_BLOSC1:
-            size *= 2
+        size = _level_sized(codec, clevel)
     if clevel > 0 and split_blosc1(splitmode, codec, typesize, size):
         size = min(size, 256 * KIB) * typesize
         size = min(max(size, 64 * KIB), KIB * KIB)
