@@ -604,31 +604,32 @@ def _as_dict(obj) -> dict:
 
 
 def _stream_bytes(stream, version: int) -> bytes:
+    """One stream through the ``Stream`` declaration; raw bytes become a
+    stream whose csize is their length."""
     if isinstance(stream, (bytes, bytearray, memoryview)):
         data = bytes(stream)
-        return _I32.pack(len(data)) + data
-    s = _as_dict(stream)
-    csize = s["csize"]
-    token = s.get("token")
-    if csize < 0 and version >= 4 and token is None:
-        token = _RUN_TOKEN
-    cdata = s.get("cdata")
-    if csize > 0 and cdata is None:
-        raise ValueError(f"stream with csize {csize} needs cdata")
-    out = _I32.pack(csize)
-    if csize < 0 and version >= 4:
-        out += bytes((token,))
-    if csize > 0:
-        out += bytes(cdata)
-    return out
+        s = {"csize": len(data), "token": None, "cdata": data}
+    else:
+        s = _as_dict(stream)
+        s.setdefault("token", None)
+        s.setdefault("cdata", None)
+    if s["csize"] < 0 and version >= 4 and s["token"] is None:
+        s["token"] = _RUN_TOKEN
+    if s["csize"] > 0 and s["cdata"] is None:
+        raise ValueError(f"stream with csize {s['csize']} needs cdata")
+    if s["cdata"] is not None:
+        s["cdata"] = bytes(s["cdata"])
+    return _build(fc.Stream, s, "chunk.blocks[].streams[]", version=version)
 
 
 def _vlblock_bytes(block) -> bytes:
+    """One VL block through the ``VLBlock`` declaration."""
     if isinstance(block, (bytes, bytearray, memoryview)):
-        data = bytes(block)
-        return _I32.pack(len(data)) + data
-    b = _as_dict(block)
-    return _I32.pack(b["size"]) + bytes(b["payload"])
+        b = {"size": len(block), "payload": bytes(block)}
+    else:
+        b = _as_dict(block)
+        b["payload"] = bytes(b["payload"])
+    return _build(fc.VLBlock, b, "chunk.blocks[]", len_payload=len(b["payload"]))
 
 
 def build_chunk(header, streams: Sequence, *, dict: bytes | None = None,
@@ -701,7 +702,7 @@ def build_chunk(header, streams: Sequence, *, dict: bytes | None = None,
     if auto_cbytes:
         hdr["cbytes"] = total
     out = b"".join([_build(fc.Header, hdr, "chunk.header"),
-                    struct.pack(f"<{nbstarts}i", *offsets) if nbstarts else b"",
+                    _build(fc.Bstarts, offsets, "chunk.bstarts", num_blocks=nbstarts),
                     dict_part, body])
     from .chunk import parse_chunk   # the reader sits above the builder's imports
     parse_chunk(out)
