@@ -26,6 +26,10 @@ size_t ZSTD_decompress_usingDict(ZSTD_DCtx* dctx, void* dst, size_t dstCapacity,
                                  const void* src, size_t srcSize,
                                  const void* dict, size_t dictSize);
 unsigned ZSTD_isError(size_t code);
+typedef struct zng_stream_s zng_stream;
+int32_t zng_inflateInit(zng_stream *strm);
+int32_t zng_inflate(zng_stream *strm, int32_t flush);
+int32_t zng_inflateEnd(zng_stream *strm);
 """)
 
 lz4lib = None
@@ -47,6 +51,13 @@ with contextlib.suppress(Exception):
     _lib.ZSTD_decompress_usingDict  # noqa: B018
     zstdlib = _lib
 
+zngzlib = None
+with contextlib.suppress(Exception):
+    from zlib_ng import zlib_ng as _zngmod
+    _lib = ffi.dlopen(_zngmod.__file__)
+    _lib.zng_inflateEnd  # noqa: B018
+    zngzlib = _lib
+
 
 def address(lib, name: str) -> int:
     """Address of C function ``name`` in a library opened above."""
@@ -66,6 +77,10 @@ def _entries() -> dict:
                       "fn_error": address(zstdlib, "ZSTD_isError"),
                       "fn_new": address(zstdlib, "ZSTD_createDCtx"),
                       "fn_free": address(zstdlib, "ZSTD_freeDCtx")})
+    if zngzlib is not None:
+        out[4] = (3, {"fn": address(zngzlib, "zng_inflate"),
+                      "fn_begin": address(zngzlib, "zng_inflateInit"),
+                      "fn_end": address(zngzlib, "zng_inflateEnd")})
     return out
 
 

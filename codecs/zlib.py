@@ -58,6 +58,17 @@ class Zlib:
     name = "zlib"
     compformat = 3
 
+    def native_encoder(self, clevel: int, flavor: str):
+        """``(kind, param, fns)`` for the native block encoder: zlib-ng's
+        deflate for Blosc2 chunks; None for Blosc1 (CPython's zlib)."""
+        if flavor != "blosc2" or _zng_lib is None:
+            return None
+
+        def addr(name):
+            return int(_cffi.cast("uintptr_t", _cffi.addressof(_zng_lib, name)))
+        return 3, clevel, {"fn": addr("zng_deflate"), "fn_begin": addr("zng_deflateInit"),
+                           "fn_end": addr("zng_deflateEnd")}
+
     def compress_into(self, src, dst, clevel, *, dict=None, flavor="blosc2",
                       split=True) -> int:
         """Encode ``src`` into ``dst``; the stream's length, or 0 when it does

@@ -46,6 +46,7 @@ typedef struct {
   uint8_t filter_ids[6], filter_metas[6];
   int codec_kind;            /* BK_CODEC_* */
   void *fn, *fn_dict, *fn_error, *fn_new, *fn_free;  /* the codec package's C entry points */
+  void *fn_begin, *fn_end;   /* zlib: per-stream init and end */
   const uint8_t *dict;
   int32_t dictlen;
   uint8_t *dst;              /* nbytes long */
@@ -62,6 +63,7 @@ typedef struct {
   int codec_kind, clevel;
   int codec_param;           /* blosclz: flavor; lz4: acceleration; lz4hc, zstd: level */
   void *fn, *fn_error, *fn_new, *fn_free;
+  void *fn_begin, *fn_end;   /* zlib: per-stream init and end */
   uint8_t *out;              /* nblocks slots of block_cap bytes */
   int64_t block_cap;
   int32_t *sizes, *needs;    /* per block: bytes written, highest budget position */

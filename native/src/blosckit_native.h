@@ -22,10 +22,16 @@
 #define BK_CODEC_LZ4 1
 #define BK_CODEC_ZSTD 4
 #define BK_CODEC_LZ4HC 2
+#define BK_CODEC_ZLIB 3
 
 #include "blosckit_api.h"
 
 /* internal helpers shared between translation units */
+
+/* zng_once.c: one zlib stream in one call (inflate, or deflate at `level`);
+ * bytes produced, or -1 when the stream does not finish in dst */
+int64_t bk_zng_once(int inflating, void *begin, void *step, void *end, int level,
+                    const uint8_t *src, int32_t srclen, uint8_t *dst, int32_t dstlen);
 
 /* parallel.c: run fn(arg, worker, j) for j in [first, count) on up to
  * nthreads threads; each worker has two scratch buffers of `scratch` bytes

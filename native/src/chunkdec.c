@@ -52,6 +52,8 @@ static int64_t run_codec(const bk_chunk *c, void *zctx, const uint8_t *src, int3
       if (((zstd_err_fn)c->fn_error)(r)) return -1;
       return (int64_t)r;
     }
+    case BK_CODEC_ZLIB:
+      return bk_zng_once(1, c->fn_begin, c->fn, c->fn_end, 0, src, srclen, dst, dstlen);
     default:
       return -1;
   }

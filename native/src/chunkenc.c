@@ -51,6 +51,11 @@ static int64_t encode_stream(const bk_encoder *e, void *ctx, const uint8_t *src,
       r = ((zstd_cctx_fn)e->fn)(ctx, dst, (size_t)maxout, src, (size_t)len, e->codec_param);
       return ((zstd_err_fn)e->fn_error)(r) ? 0 : (int64_t)r;
     }
+    case BK_CODEC_ZLIB: {
+      int64_t n = bk_zng_once(0, e->fn_begin, e->fn, e->fn_end, e->codec_param, src, len, dst,
+                              maxout);
+      return n > 0 ? n : 0;
+    }
     default:
       return -1;
   }
