@@ -354,7 +354,7 @@ class _Decoder:
             fn = _filters.DECODERS[fid]
             if fn is None:
                 continue
-            if fid == 1 and not i.extended and i.typesize <= 1:
+            if fid == _filters.SHUFFLE and not i.extended and i.typesize <= 1:
                 continue     # a Blosc1 shuffle of 1-byte items is a copy
             pipeline.append((fn, i.metas[slot], fid))
         self.pipeline = pipeline

@@ -100,3 +100,4 @@ ENCODERS: dict[int, Filter | None] = {
 }
 
 DELTA = enums.lookup(enums.FILTERS, "delta")
+SHUFFLE = enums.lookup(enums.FILTERS, "shuffle")
