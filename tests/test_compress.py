@@ -4,7 +4,8 @@ Every case is compressed by blosckit and by the oracle with the same explicit
 parameters (python-blosc2 ``compress2`` for Blosc2 chunks, python-blosc
 ``compress`` for Blosc1 chunks); the chunk must decode back (by the oracle)
 and, outside the differences listed in ``KNOWN_DIFFERENCES``, be the same
-bytes.  The default grid is moderate; ``BLOSCKIT_LONG=1`` runs the full one.
+bytes.  The default grid is moderate; ``BLOSCKIT_LONG=1`` runs the full one, and
+``BLOSCKIT_GRID_FRACTION=0.1`` a tenth of it.
 """
 from __future__ import annotations
 
@@ -164,7 +165,8 @@ def grid(long: bool):
         case = dict(dataset=ds, codec=codec, clevel=clevel, filters=filters, typesize=ts,
                     splitmode=sm, nbytes=nb, blocksize=0, nthreads=1)
         cases.append(case)
-    keep = 1.0 if long else 0.012
+    # BLOSCKIT_GRID_FRACTION picks another share of the full product
+    keep = float(os.environ.get("BLOSCKIT_GRID_FRACTION", 1.0 if long else 0.012))
     picked = [c for c in cases if rng.random() < keep]
     # explicit block sizes and two threads on a share of the cases
     for i, c in enumerate(picked):
@@ -204,6 +206,11 @@ def test_grid_blosc2_identity():
         if _trunc_tail(case):
             keep = case["nbytes"] - case["nbytes"] % case["typesize"]
             got, want = got[:keep], want[:keep]
+            if blosckit.parse_chunk(mine).memcpyed and not blosckit.parse_chunk(ref).memcpyed:
+                # C-Blosc2's unwritten tail happened to compress (it is often
+                # zeros) where blosckit's copied tail did not fit: blosckit's
+                # chunk is raw, and raw chunks skip every filter (in C too)
+                want = data[:keep]
         assert got == want, case
         if mine == ref:
             same += 1
