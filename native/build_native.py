@@ -35,6 +35,8 @@ def make_builder(sources):
         sources=sources,
         include_dirs=[SRC_DIR],
         extra_compile_args=["-O3", "-std=gnu99", "-fno-strict-aliasing", "-pthread"],
+        # BLOSCKIT_NO_SIMD=1 builds the portable path only (what non-x86 gets)
+        define_macros=[("BK_NO_SIMD", "1")] if os.environ.get("BLOSCKIT_NO_SIMD") else [],
         extra_link_args=["-pthread"],
     )
     return builder

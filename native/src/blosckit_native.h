@@ -48,7 +48,7 @@ int32_t bk_parallel_blocks(bk_block_fn fn, void *arg, int32_t first, int32_t cou
 void bk_shuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
 void bk_unshuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
 
-#if defined(__x86_64__) || defined(__i386__)
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(BK_NO_SIMD)
 #define BK_X86 1
 #define BK_SSE2_FN __attribute__((target("sse2")))
 #define BK_AVX2_FN __attribute__((target("avx2")))
