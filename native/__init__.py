@@ -291,6 +291,8 @@ def trunc_prec_into(src, dst, typesize, prec_bits):
 
 # ------------------------------------------------------ whole-chunk decoding
 
+_new_uncleared = _ffi.new_allocator(should_clear_after_alloc=False)
+
 CODEC_NONE, CODEC_BLOSCLZ, CODEC_LZ4, CODEC_ZSTD = -1, 0, 1, 4
 
 
@@ -346,12 +348,15 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     nblocks = -(-nbytes // blocksize) if nbytes else 0
     nstreams = typesize if split else 1
     cap = blocksize + 5 * nstreams
-    out = bytearray(cap * nblocks)
+    # uninitialised: only the pages the encoder writes get touched, and most
+    # of each block's slot stays unused when the data compresses
+    out_c = _new_uncleared("uint8_t[]", max(cap * nblocks, 1))
+    out = memoryview(_ffi.buffer(out_c))
     sizes = _ffi.new("int32_t[]", nblocks)
     needs = _ffi.new("int32_t[]", nblocks)
     e = _ffi.new("bk_encoder *")
     s = _rd(src)
-    o = _wr(out)
+    o = out_c
     e.src, e.nbytes, e.blocksize, e.typesize, e.nblocks = s, nbytes, blocksize, typesize, nblocks
     e.version, e.split, e.detect_runs = version, int(split), int(detect_runs)
     e.nfilters = len(pipeline)
