@@ -261,7 +261,7 @@ def _header(plan: _Plan, cbytes: int, *, memcpyed: bool, special: int = 0,
             "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
             "blosc2_flags": _b2flags(special, use_dict),
         }
-    return _build(fc.Header, hdr, "chunk.header")
+    return fc.pack_header(hdr)
 
 
 # ---------------------------------------------------------------------------
@@ -534,7 +534,7 @@ def compress_special(kind: str, nbytes: int, *, typesize: int = 1, value=None) -
                      "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
                      "blosc2_flags": _b2flags(_SPECIAL_KINDS[kind])},
     }
-    return _build(fc.Header, hdr, "chunk.header") + tail
+    return fc.pack_header(hdr) + tail
 
 
 # ---------------------------------------------------------------------------
@@ -591,8 +591,7 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int = 1, codec: str = "blos
                      "blosc2_flags2": {"reserved": 0, "vl_blocks": True},
                      "blosc2_flags": _b2flags()},
     }
-    return b"".join([_build(fc.Header, hdr, "chunk.header"),
-                     struct.pack(f"<{len(starts)}i", *starts), *pieces])
+    return b"".join([fc.pack_header(hdr), struct.pack(f"<{len(starts)}i", *starts), *pieces])
 
 
 # ---------------------------------------------------------------------------

@@ -7,6 +7,8 @@ format document, so a grep for a C name lands on its field.
 """
 from __future__ import annotations
 
+import functools
+
 import construct as cs
 from construct import this
 
@@ -185,3 +187,30 @@ ChunkPrefix = cs.Struct(
 FAST_HEADER = fast_format(ChunkHeader)            # <BBBBiii
 FAST_EXTENDED = fast_format(ExtendedHeader)       # <6BBB6BBB
 FAST_EXTENDED_ALPHA = fast_format(ExtendedHeaderAlpha)
+
+
+@functools.lru_cache(maxsize=1024)
+def _bits_byte(con_name: str, items: tuple) -> int:
+    # a BitStruct built once per distinct value, through its declaration
+    return globals()[con_name].build(dict(items))[0]
+
+
+def pack_header(h: dict) -> bytes:
+    """Fast equivalent of ``Header.build(h)`` for the builder's hot path
+    (construct spends 40-130 us on a header).  ``h`` holds the same fields;
+    the bit fields may also be given as their raw byte.  A test checks it
+    against ``Header.build``."""
+    def byte(con_name, value):
+        return value if isinstance(value, int) else _bits_byte(con_name, tuple(sorted(value.items())))
+    out = FAST_HEADER.pack(h["version"], h["versionlz"], byte("ChunkFlags", h["flags"]),
+                           h["typesize"], h["nbytes"], h["blocksize"], h["cbytes"])
+    ext = h.get("extended")
+    if ext is None:
+        return out
+    b2 = byte("Blosc2Flags", ext["blosc2_flags"])
+    if h["version"] in EXTENDED_HEADERS:      # the alpha layout
+        return out + FAST_EXTENDED_ALPHA.pack(*ext["filters"], ext["reserved1"],
+                                              *ext["filters_meta"], ext["reserved2"], b2)
+    return out + FAST_EXTENDED.pack(*ext["filters"], ext["udcodec"], ext["compcode_meta"],
+                                    *ext["filters_meta"], byte("Blosc2Flags2", ext["blosc2_flags2"]),
+                                    b2)

@@ -270,3 +270,41 @@ def test_spec_names_every_rule():
     missing = sorted(r for r in RULES if not re.search(rf"(?<![\w-]){re.escape(r)}(?![\w-])",
                                                        text))
     assert missing == []
+
+
+_bits = st.booleans()
+_flags_st = st.fixed_dictionaries(dict(
+    compformat=st.integers(0, 7), dont_split=_bits, delta=_bits, bitshuffle=_bits,
+    memcpyed=_bits, shuffle=_bits))
+_b2_st = st.fixed_dictionaries(dict(
+    instrumented=_bits, special=st.integers(0, 7), lazy=_bits, unimplemented=_bits,
+    big_endian=_bits, use_dict=_bits))
+_i32 = st.integers(-2**31, 2**31 - 1)
+_u8 = st.integers(0, 255)
+
+
+@st.composite
+def _headers(draw):
+    version = draw(st.integers(0, 255))
+    h = dict(version=version, versionlz=draw(_u8), flags=draw(_flags_st), typesize=draw(_u8),
+             nbytes=draw(_i32), blocksize=draw(_i32), cbytes=draw(_i32), extended=None)
+    if h["flags"]["shuffle"] and h["flags"]["bitshuffle"]:
+        if version == 3:
+            h["extended"] = dict(filters=draw(st.lists(_u8, min_size=5, max_size=5)),
+                                 reserved1=draw(st.binary(min_size=3, max_size=3)),
+                                 filters_meta=draw(st.lists(_u8, min_size=5, max_size=5)),
+                                 reserved2=draw(st.binary(min_size=2, max_size=2)),
+                                 blosc2_flags=draw(_b2_st))
+        else:
+            h["extended"] = dict(filters=draw(st.lists(_u8, min_size=6, max_size=6)),
+                                 udcodec=draw(_u8), compcode_meta=draw(_u8),
+                                 filters_meta=draw(st.lists(_u8, min_size=6, max_size=6)),
+                                 blosc2_flags2=dict(reserved=draw(st.integers(0, 127)),
+                                                    vl_blocks=draw(_bits)),
+                                 blosc2_flags=draw(_b2_st))
+    return h
+
+
+@given(_headers())
+def test_pack_header_matches_the_declaration(h):
+    assert fc.pack_header(h) == fc.Header.build(h)
