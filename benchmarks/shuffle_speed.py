@@ -8,41 +8,26 @@ compress is a plain memcpy and skips the filters), so memcpy is the baseline.
 Target: shuffle/unshuffle within 1.5x of memcpy.
 """
 import argparse
-import importlib.util
 import os
-import sys
 import time
-import types
+
+from blosckit import native as N
 
 
-def _load_native():
-    try:
-        from blosckit import native
-        return native
-    except ImportError:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        for k in [k for k in sys.modules if k == "blosckit" or k.startswith("blosckit.")]:
-            del sys.modules[k]
-        pkg = types.ModuleType("blosckit")
-        pkg.__path__ = [root]
-        sys.modules["blosckit"] = pkg
-        spec = importlib.util.spec_from_file_location(
-            "blosckit.native", os.path.join(root, "native", "__init__.py"),
-            submodule_search_locations=[os.path.join(root, "native")])
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["blosckit.native"] = mod
-        spec.loader.exec_module(mod)
-        return mod
-
-
-def best_of(fn, repeat):
-    fn()  # warm up (page faults, caches)
-    times = []
+def best_pair(fa, fb, repeat):
+    """Best times of two functions run alternately, so that both see the same
+    machine (its speed drifts over seconds)."""
+    fa()  # warm up (page faults, caches)
+    fb()
+    ta = tb = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        fa()
+        t1 = time.perf_counter()
+        fb()
+        t2 = time.perf_counter()
+        ta, tb = min(ta, t1 - t0), min(tb, t2 - t1)
+    return ta, tb
 
 
 def main(argv=None):
@@ -52,7 +37,6 @@ def main(argv=None):
     ap.add_argument("--level", default="best", help="avx2, sse2, scalar, best or all")
     args = ap.parse_args(argv)
 
-    N = _load_native()
     size = args.mib << 20
     src = os.urandom(size)
     dst = bytearray(size)
@@ -61,10 +45,8 @@ def main(argv=None):
     def memcpy():
         view[:] = src
 
-    t_mem = best_of(memcpy, args.repeat)
-    gbs = size / t_mem / 1e9
-    print(f"buffer {args.mib} MiB, best of {args.repeat}; memcpy {t_mem * 1e3:.2f} ms "
-          f"({gbs:.1f} GB/s)")
+    print(f"buffer {args.mib} MiB, best of {args.repeat}, each op timed alternately "
+          "with a memcpy")
     levels = N.available_simd_levels()
     if args.level == "all":
         chosen = levels
@@ -75,15 +57,16 @@ def main(argv=None):
 
     ops = [("shuffle", N.shuffle_into), ("unshuffle", N.unshuffle_into),
            ("bitshuffle", N.bitshuffle_into), ("bitunshuffle", N.bitunshuffle_into)]
-    print(f"{'level':<7} {'ts':>3} {'op':<13} {'ms':>8} {'x memcpy':>9}")
+    print(f"{'level':<7} {'ts':>3} {'op':<13} {'ms':>8} {'memcpy ms':>9} {'x memcpy':>9}")
     prev = N.simd_level()
     try:
         for lv in chosen:
             N._force_simd(lv)
             for ts in (4, 8):
                 for name, fn in ops:
-                    t = best_of(lambda: fn(src, dst, ts), args.repeat)
-                    print(f"{lv:<7} {ts:>3} {name:<13} {t * 1e3:8.2f} {t / t_mem:9.2f}")
+                    t, t_mem = best_pair(lambda: fn(src, dst, ts), memcpy, args.repeat)
+                    print(f"{lv:<7} {ts:>3} {name:<13} {t * 1e3:8.2f} {t_mem * 1e3:9.2f} "
+                          f"{t / t_mem:9.2f}")
     finally:
         N._force_simd(prev)
 
