@@ -8,31 +8,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import blosc2
 import numpy as np
 
 import blosckit
+from _timing import best_pair
 
 SIZE = 64 * 2**20
-
-
-def best_pair(fa, fb, repeat: int) -> tuple[float, float]:
-    """Best times of two functions, run alternately so that both see the same
-    machine (this one's speed drifts by 10-20% over seconds)."""
-    fa()
-    fb()
-    ta = tb = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fa()
-        t1 = time.perf_counter()
-        fb()
-        t2 = time.perf_counter()
-        ta, tb = min(ta, t1 - t0), min(tb, t2 - t1)
-    return ta, tb
 
 
 def datasets(size: int):

@@ -6,7 +6,8 @@ jitter); codecs blosclz, lz4, zstd with the byte shuffle; nthreads 1 and 2.
 """
 from __future__ import annotations
 
-import time
+
+from _timing import best_pair
 
 import numpy as np
 
@@ -19,19 +20,6 @@ def _datasets(nbytes: int):
     i4 = np.arange(nbytes // 4, dtype=np.int32) + rng.integers(0, 16, nbytes // 4,
                                                                dtype=np.int32)
     return {"float64": (f8.tobytes(), 8), "int32": (i4.tobytes(), 4)}
-
-
-def _best_pair(fa, fb, repeat: int) -> tuple[float, float]:
-    """Best times of two functions run alternately (the machine's speed drifts)."""
-    ta = tb = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fa()
-        t1 = time.perf_counter()
-        fb()
-        t2 = time.perf_counter()
-        ta, tb = min(ta, t1 - t0), min(tb, t2 - t1)
-    return ta, tb
 
 
 def run(nbytes: int = 64 * MIB, repeat: int = 5, chunk: int = 4 * MIB):
@@ -62,7 +50,7 @@ def run(nbytes: int = 64 * MIB, repeat: int = 5, chunk: int = 4 * MIB):
                 def theirs():
                     ref[0] = sum(len(blosc2.compress2(p, **b2kw)) for p in pieces)
 
-                t_ours, t_ref = _best_pair(ours, theirs, repeat)
+                t_ours, t_ref = best_pair(ours, theirs, repeat)
                 rows.append((name, codec, nthreads, nbytes / t_ours / MIB, nbytes / t_ref / MIB,
                              t_ref / t_ours, nbytes / mine[0], nbytes / ref[0]))
     return rows

@@ -9,25 +9,10 @@ Target: shuffle/unshuffle within 1.5x of memcpy.
 """
 import argparse
 import os
-import time
+
+from _timing import best_pair
 
 from blosckit import native as N
-
-
-def best_pair(fa, fb, repeat):
-    """Best times of two functions run alternately, so that both see the same
-    machine (its speed drifts over seconds)."""
-    fa()  # warm up (page faults, caches)
-    fb()
-    ta = tb = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fa()
-        t1 = time.perf_counter()
-        fb()
-        t2 = time.perf_counter()
-        ta, tb = min(ta, t1 - t0), min(tb, t2 - t1)
-    return ta, tb
 
 
 def main(argv=None):

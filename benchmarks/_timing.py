@@ -1,0 +1,21 @@
+"""Timing shared by the benchmark scripts."""
+from __future__ import annotations
+
+import time
+
+
+def best_pair(fa, fb, repeat: int) -> tuple[float, float]:
+    """Best wall times (seconds) of two functions run alternately, after one
+    warm-up call each, so that both see the same machine (this one's speed
+    drifts by 10-20% over seconds)."""
+    fa()
+    fb()
+    ta = tb = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fa()
+        t1 = time.perf_counter()
+        fb()
+        t2 = time.perf_counter()
+        ta, tb = min(ta, t1 - t0), min(tb, t2 - t1)
+    return ta, tb
