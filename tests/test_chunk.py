@@ -615,3 +615,56 @@ def test_getitem_value_chunk_range_shorter_than_the_value():
     assert blosckit.decompress(chunk) == value * 3
     for start in range(8):
         assert blosckit.getitem(chunk, start, 1) == (value * 3)[start * 3:start * 3 + 3]
+
+
+def _plain_lz4_chunk():
+    data = bytes(range(256)) * 64
+    chunk = bytearray(blosc2.compress2(data, typesize=1, codec=blosc2.Codec.LZ4, clevel=5,
+                                       filters=[blosc2.Filter.NOFILTER], nthreads=1))
+    assert not blosckit.parse_chunk(chunk).memcpyed
+    return data, chunk
+
+
+@pytest.mark.parametrize("udcodec,name", [(32, "ndlz"), (33, "zfp_acc"), (38, "openzl"),
+                                          (200, "codec-200")])
+def test_plugin_codecs_are_named_and_unsupported(udcodec, name):
+    _, chunk = _plain_lz4_chunk()
+    chunk[2] = (chunk[2] & 0x1F) | (6 << 5)          # codec format 6: see udcodec
+    chunk[22] = udcodec
+    assert blosckit.parse_chunk(chunk).codec == name
+    with pytest.raises(blosckit.UnsupportedError) as e:
+        blosckit.decompress(chunk)
+    assert name in str(e.value) and str(udcodec) in str(e.value)
+    assert (e.value.offset, e.value.path) == (22, "chunk.header.extended.udcodec")
+
+
+@pytest.mark.parametrize("fmt,name", [(5, "lizard"), (7, "schunk"), (2, "snappy")])
+def test_retired_and_reserved_codec_formats(fmt, name):
+    data, chunk = _plain_lz4_chunk()
+    chunk[2] = (chunk[2] & 0x1F) | (fmt << 5)
+    assert blosckit.parse_chunk(chunk).codec == name
+    if name == "snappy":      # a registered decoder: the lz4 payload is not snappy
+        with pytest.raises(blosckit.FormatError):
+            blosckit.decompress(chunk)
+        return
+    with pytest.raises(blosckit.UnsupportedError) as e:
+        blosckit.decompress(chunk)
+    assert e.value.offset == 2
+
+
+@pytest.mark.parametrize("fid,name", [(32, "ndcell"), (33, "ndmean"), (36, "int_trunc"),
+                                      (9, "filter-9"), (200, "filter-200")])
+def test_unknown_and_plugin_filters_are_named_and_unsupported(fid, name):
+    _, chunk = _plain_lz4_chunk()
+    chunk[16 + 3] = fid
+    assert (name, 0) in blosckit.parse_chunk(chunk).filters
+    with pytest.raises(blosckit.UnsupportedError) as e:
+        blosckit.decompress(chunk)
+    assert name in str(e.value) and (e.value.offset, e.value.path) == (
+        19, "chunk.header.extended.filters[3]")
+
+
+def test_filter_34_is_the_buggy_bytedelta():
+    _, chunk = _plain_lz4_chunk()
+    chunk[16 + 2], chunk[24 + 2] = 34, 1
+    assert blosckit.parse_chunk(chunk).filters == [("bytedelta_buggy", 1)]
