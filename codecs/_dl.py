@@ -17,6 +17,19 @@ ffi.cdef("""
 int LZ4_decompress_safe(const char* src, char* dst, int compressedSize, int dstCapacity);
 int LZ4_decompress_safe_usingDict(const char* src, char* dst, int srcSize, int dstCapacity,
                                   const char* dictStart, int dictSize);
+int LZ4_compress_fast(const char* src, char* dst, int srcSize, int dstCapacity, int accel);
+int LZ4_compress_HC(const char* src, char* dst, int srcSize, int dstCapacity, int level);
+void* LZ4_createStream(void);
+int LZ4_freeStream(void* stream);
+int LZ4_loadDict(void* stream, const char* dict, int dictSize);
+int LZ4_compress_fast_continue(void* stream, const char* src, char* dst, int srcSize,
+                               int dstCapacity, int accel);
+void* LZ4_createStreamHC(void);
+int LZ4_freeStreamHC(void* stream);
+void LZ4_resetStreamHC_fast(void* stream, int level);
+int LZ4_loadDictHC(void* stream, const char* dict, int dictSize);
+int LZ4_compress_HC_continue(void* stream, const char* src, char* dst, int srcSize,
+                             int dstCapacity);
 typedef struct ZSTD_DCtx_s ZSTD_DCtx;
 ZSTD_DCtx* ZSTD_createDCtx(void);
 size_t ZSTD_freeDCtx(ZSTD_DCtx* dctx);
@@ -26,18 +39,26 @@ size_t ZSTD_decompress_usingDict(ZSTD_DCtx* dctx, void* dst, size_t dstCapacity,
                                  const void* src, size_t srcSize,
                                  const void* dict, size_t dictSize);
 unsigned ZSTD_isError(size_t code);
-typedef struct zng_stream_s zng_stream;
+typedef struct {
+    const uint8_t *next_in; uint32_t avail_in; size_t total_in;
+    uint8_t *next_out; uint32_t avail_out; size_t total_out;
+    const char *msg; void *state; void *zalloc; void *zfree; void *opaque;
+    int data_type; uint32_t adler; unsigned long reserved;
+} zng_stream;
 int32_t zng_inflateInit(zng_stream *strm);
 int32_t zng_inflate(zng_stream *strm, int32_t flush);
 int32_t zng_inflateEnd(zng_stream *strm);
+int32_t zng_deflateInit(zng_stream *strm, int32_t level);
+int32_t zng_deflate(zng_stream *strm, int32_t flush);
+int32_t zng_deflateEnd(zng_stream *strm);
 """)
 
 lz4lib = None
 with contextlib.suppress(Exception):
     import lz4.block._block as _lz4mod
     _lib = ffi.dlopen(_lz4mod.__file__)
-    _lib.LZ4_decompress_safe  # noqa: B018 -- probe the symbol
-    _lib.LZ4_decompress_safe_usingDict  # noqa: B018
+    _lib.LZ4_decompress_safe  # noqa: B018 -- probe the symbols
+    _lib.LZ4_compress_HC_continue  # noqa: B018
     lz4lib = _lib
 
 zstdlib = None
@@ -56,6 +77,7 @@ with contextlib.suppress(Exception):
     from zlib_ng import zlib_ng as _zngmod
     _lib = ffi.dlopen(_zngmod.__file__)
     _lib.zng_inflateEnd  # noqa: B018
+    _lib.zng_deflateEnd  # noqa: B018
     zngzlib = _lib
 
 

@@ -1,44 +1,23 @@
 """LZ4 and LZ4HC (one stored format) through python-lz4."""
 from __future__ import annotations
 
-import contextlib
 import threading
 
-import cffi
 import lz4.block as _block
 
 from . import _dl
 
-# The encoder entry points of the liblz4 that python-lz4 ships, called the
-# way C-Blosc calls them (same functions, same output limit), GIL released.
-_cffi = cffi.FFI()
-_cffi.cdef("""
-int LZ4_compress_fast(const char* src, char* dst, int srcSize, int dstCapacity, int accel);
-int LZ4_compress_HC(const char* src, char* dst, int srcSize, int dstCapacity, int level);
-void* LZ4_createStream(void);
-int LZ4_freeStream(void* stream);
-int LZ4_loadDict(void* stream, const char* dict, int dictSize);
-int LZ4_compress_fast_continue(void* stream, const char* src, char* dst, int srcSize,
-                               int dstCapacity, int accel);
-void* LZ4_createStreamHC(void);
-int LZ4_freeStreamHC(void* stream);
-void LZ4_resetStreamHC_fast(void* stream, int level);
-int LZ4_loadDictHC(void* stream, const char* dict, int dictSize);
-int LZ4_compress_HC_continue(void* stream, const char* src, char* dst, int srcSize,
-                             int dstCapacity);
-""")
-_enc = None
-with contextlib.suppress(Exception):
-    import lz4.block._block as _lz4mod
-    _lib = _cffi.dlopen(_lz4mod.__file__)
-    _lib.LZ4_compress_HC_continue  # noqa: B018 -- probe the last symbol
-    _enc = _lib
+# The encoder entry points of the liblz4 that python-lz4 ships (declared in
+# _dl), called the way C-Blosc calls them: same functions, same output limit,
+# GIL released.
+_cffi = _dl.ffi
+_enc = _dl.lz4lib
 
 _local = threading.local()
 
 
 def _addr(name: str) -> int:
-    return int(_cffi.cast("uintptr_t", _cffi.addressof(_enc, name)))
+    return _dl.address(_enc, name)
 
 
 def _stream(hc: bool):

@@ -4,38 +4,21 @@ from __future__ import annotations
 
 import zlib as _zlib
 
-import contextlib
-
-import cffi
+from . import _dl
 
 try:
     from zlib_ng import zlib_ng as _zng
 except ImportError:  # pragma: no cover - declared dependency
     _zng = None
 
-# zlib-ng's own deflate, called as C-Blosc2's one-shot compress2 calls it: one
-# deflate(Z_FINISH) into an output buffer of the stream's limit.  (The Python
-# binding hands deflate its output in growing pieces, and zlib-ng's output
-# then differs now and then.)
-_cffi = cffi.FFI()
-_cffi.cdef("""
-typedef struct {
-    const uint8_t *next_in; uint32_t avail_in; size_t total_in;
-    uint8_t *next_out; uint32_t avail_out; size_t total_out;
-    const char *msg; void *state; void *zalloc; void *zfree; void *opaque;
-    int data_type; uint32_t adler; unsigned long reserved;
-} zng_stream;
-int32_t zng_deflateInit(zng_stream *strm, int32_t level);
-int32_t zng_deflate(zng_stream *strm, int32_t flush);
-int32_t zng_deflateEnd(zng_stream *strm);
-""")
+# zlib-ng's own deflate (declared in _dl), called as C-Blosc2's one-shot
+# compress2 calls it: one deflate(Z_FINISH) into an output buffer of the
+# stream's limit.  (The Python binding hands deflate its output in growing
+# pieces, and zlib-ng's output then differs now and then.)
+_cffi = _dl.ffi
+_zng_lib = _dl.zngzlib
 _Z_FINISH = 4
 _Z_STREAM_END = 1
-_zng_lib = None
-with contextlib.suppress(Exception):
-    _l = _cffi.dlopen(_zng.__file__)
-    _l.zng_deflateEnd  # noqa: B018 -- probe
-    _zng_lib = _l
 
 
 def _zng_compress_into(src, dst, level: int) -> int:
@@ -64,10 +47,9 @@ class Zlib:
         if flavor != "blosc2" or _zng_lib is None:
             return None
 
-        def addr(name):
-            return int(_cffi.cast("uintptr_t", _cffi.addressof(_zng_lib, name)))
-        return 3, clevel, {"fn": addr("zng_deflate"), "fn_begin": addr("zng_deflateInit"),
-                           "fn_end": addr("zng_deflateEnd")}
+        return 3, clevel, {"fn": _dl.address(_zng_lib, "zng_deflate"),
+                           "fn_begin": _dl.address(_zng_lib, "zng_deflateInit"),
+                           "fn_end": _dl.address(_zng_lib, "zng_deflateEnd")}
 
     def compress_into(self, src, dst, clevel, *, dict=None, flavor="blosc2",
                       split=True) -> int:

@@ -12,7 +12,8 @@ _local = threading.local()
 # libzstd's encoder API through python-zstandard's cffi module: the same calls
 # C-Blosc makes (ZSTD_compressCCtx, ZSTD_compress_usingCDict, ZDICT training).
 try:
-    from zstandard._cffi import ffi as _zffi, lib as _zlib
+    from zstandard._cffi import ffi as _zffi
+    from zstandard._cffi import lib as _zlib
 except ImportError:  # pragma: no cover - the package always ships it
     _zffi = _zlib = None
 
