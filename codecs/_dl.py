@@ -30,15 +30,6 @@ void LZ4_resetStreamHC_fast(void* stream, int level);
 int LZ4_loadDictHC(void* stream, const char* dict, int dictSize);
 int LZ4_compress_HC_continue(void* stream, const char* src, char* dst, int srcSize,
                              int dstCapacity);
-typedef struct ZSTD_DCtx_s ZSTD_DCtx;
-ZSTD_DCtx* ZSTD_createDCtx(void);
-size_t ZSTD_freeDCtx(ZSTD_DCtx* dctx);
-size_t ZSTD_decompressDCtx(ZSTD_DCtx* dctx, void* dst, size_t dstCapacity,
-                           const void* src, size_t srcSize);
-size_t ZSTD_decompress_usingDict(ZSTD_DCtx* dctx, void* dst, size_t dstCapacity,
-                                 const void* src, size_t srcSize,
-                                 const void* dict, size_t dictSize);
-unsigned ZSTD_isError(size_t code);
 typedef struct {
     const uint8_t *next_in; uint32_t avail_in; size_t total_in;
     uint8_t *next_out; uint32_t avail_out; size_t total_out;
@@ -61,16 +52,12 @@ with contextlib.suppress(Exception):
     _lib.LZ4_compress_HC_continue  # noqa: B018
     lz4lib = _lib
 
-zstdlib = None
-with contextlib.suppress(Exception):
-    import importlib.util
-    # python-zstandard's cffi backend module exports libzstd's symbols (its C
-    # backend keeps them local); loading the file does not import the module.
-    _spec = importlib.util.find_spec("zstandard._cffi")
-    _lib = ffi.dlopen(_spec.origin)
-    _lib.ZSTD_decompressDCtx  # noqa: B018
-    _lib.ZSTD_decompress_usingDict  # noqa: B018
-    zstdlib = _lib
+# python-zstandard's cffi backend already declares libzstd's API: use its
+# ffi and lib for zstd (its C backend keeps the symbols to itself).
+zstdffi = zstdlib = None
+with contextlib.suppress(ImportError):
+    from zstandard._cffi import ffi as zstdffi
+    from zstandard._cffi import lib as zstdlib
 
 zngzlib = None
 with contextlib.suppress(Exception):
@@ -81,9 +68,11 @@ with contextlib.suppress(Exception):
     zngzlib = _lib
 
 
-def address(lib, name: str) -> int:
-    """Address of C function ``name`` in a library opened above."""
-    return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+def address(lib, name: str, owner=None) -> int:
+    """Address of C function ``name`` in ``lib`` (opened by ``owner``, an FFI;
+    this module's own by default)."""
+    owner = ffi if owner is None else owner
+    return int(owner.cast("uintptr_t", owner.addressof(lib, name)))
 
 
 def _entries() -> dict:
@@ -94,11 +83,11 @@ def _entries() -> dict:
                "fn_dict": address(lz4lib, "LZ4_decompress_safe_usingDict")}
         out[1] = out[2] = (1, fns)
     if zstdlib is not None:
-        out[5] = (4, {"fn": address(zstdlib, "ZSTD_decompressDCtx"),
-                      "fn_dict": address(zstdlib, "ZSTD_decompress_usingDict"),
-                      "fn_error": address(zstdlib, "ZSTD_isError"),
-                      "fn_new": address(zstdlib, "ZSTD_createDCtx"),
-                      "fn_free": address(zstdlib, "ZSTD_freeDCtx")})
+        def z(name):
+            return address(zstdlib, name, zstdffi)
+        out[5] = (4, {"fn": z("ZSTD_decompressDCtx"), "fn_dict": z("ZSTD_decompress_usingDict"),
+                      "fn_error": z("ZSTD_isError"), "fn_new": z("ZSTD_createDCtx"),
+                      "fn_free": z("ZSTD_freeDCtx")})
     if zngzlib is not None:
         out[4] = (3, {"fn": address(zngzlib, "zng_inflate"),
                       "fn_begin": address(zngzlib, "zng_inflateInit"),

@@ -9,13 +9,9 @@ from . import _dl
 
 _local = threading.local()
 
-# libzstd's encoder API through python-zstandard's cffi module: the same calls
+# libzstd's API through python-zstandard's cffi module (see _dl): the same calls
 # C-Blosc makes (ZSTD_compressCCtx, ZSTD_compress_usingCDict, ZDICT training).
-try:
-    from zstandard._cffi import ffi as _zffi
-    from zstandard._cffi import lib as _zlib
-except ImportError:  # pragma: no cover - the package always ships it
-    _zffi = _zlib = None
+_zffi, _zlib = _dl.zstdffi, _dl.zstdlib
 
 _cdicts: dict[bytes, object] = {}
 _cdict_lock = threading.Lock()
@@ -69,7 +65,7 @@ def train_dict(samples, sizes, maxsize: int) -> bytes | None:
 def _dctx():
     ctx = getattr(_local, "dctx", None)
     if ctx is None:
-        ctx = _dl.ffi.gc(_dl.zstdlib.ZSTD_createDCtx(), _dl.zstdlib.ZSTD_freeDCtx)
+        ctx = _zffi.gc(_zlib.ZSTD_createDCtx(), _zlib.ZSTD_freeDCtx)
         _local.dctx = ctx
     return ctx
 
@@ -104,7 +100,7 @@ class Zstd:
             return None
 
         def addr(name):
-            return int(_zffi.cast("uintptr_t", _zffi.addressof(_zlib, name)))
+            return _dl.address(_zlib, name, _zffi)
         return 4, zstd_level(clevel), {
             "fn": addr("ZSTD_compressCCtx"), "fn_error": addr("ZSTD_isError"),
             "fn_new": addr("ZSTD_createCCtx"), "fn_free": addr("ZSTD_freeCCtx")}
@@ -124,9 +120,9 @@ class Zstd:
         return out
 
     def decompress_into(self, src, dst, dict=None) -> int:
-        lib = _dl.zstdlib
+        lib = _zlib
         if lib is not None:
-            ffi = _dl.ffi
+            ffi = _zffi
             s = ffi.from_buffer(src)
             d = ffi.from_buffer(dst, require_writable=True)
             if dict:
