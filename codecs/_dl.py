@@ -1,10 +1,12 @@
 """Direct calls into the C libraries that the codec packages already ship.
 
-python-lz4 and python-zstandard export the liblz4 / libzstd symbols from
-extension modules they ship.  Calling them through cffi (ABI mode, GIL released) lets a
-stream decode straight into its place in the output instead of into a fresh
-bytes object that then has to be copied.  Every user falls back to the
-package's Python API when a symbol is missing.
+python-lz4's extension module exports liblz4, the zlib-ng package's exports
+zlib-ng's native API, and python-zstandard's cffi backend declares libzstd.
+Calling them through cffi (GIL released) lets a stream be encoded or decoded
+straight into its place in the output instead of through a fresh bytes
+object, and gives the native block loops in ``blosckit.native`` their codec
+entry points (``NATIVE_DECODERS`` here; ``native_encoder`` on each codec).
+Every user falls back to the package's Python API when a symbol is missing.
 """
 from __future__ import annotations
 
