@@ -17,7 +17,7 @@ from typing import Any
 from . import _buffers, native
 from .codecs import _dl
 from .codecs import filters as _filters
-from .codecs.registry import decoder_for
+from .codecs.registry import Codec, decoder_for
 from .errors import UnsupportedError
 from .formats import chunk as fc
 from .formats import enums, parse
@@ -43,6 +43,35 @@ class _Info:
         "b2flags", "special", "memcpyed", "vl", "lazy", "instr", "use_dict", "compformat",
         "nblocks", "bstarts", "ofs_streams", "dict", "value", "split", "legacy",
     )
+    version: int
+    versionlz: int
+    flags: int              # the raw flags byte
+    typesize: int
+    nbytes: int
+    blocksize: int          # clamped to nbytes as C-Blosc2 does (rule H13)
+    cbytes: int
+    extended: bool
+    overhead: int           # 16 or 32: the header length
+    slots: list[int]        # filter id per slot (Blosc1 flags mapped to slots)
+    metas: list[int]
+    udcodec: int
+    compcode_meta: int
+    flags2: int
+    b2flags: int
+    special: int            # 0..4 (formats.enums.SPECIALS)
+    memcpyed: bool
+    vl: bool
+    lazy: bool
+    instr: bool
+    use_dict: bool
+    compformat: int
+    nblocks: int
+    bstarts: list[int]
+    ofs_streams: int        # where the streams section starts
+    dict: bytes | None
+    value: bytes | None
+    split: bool             # full blocks are split into typesize streams
+    legacy: bool            # version <= 2: C-Blosc 1.x rules
 
 
 def _flags_to_slots(flags: int) -> tuple[list[int], list[int]]:
@@ -391,8 +420,10 @@ class _Decoder:
         fail("B7", i.bstarts[j], f"chunk.blocks[{j}]",
              "the block does not decode (native decoder)")
 
-    def need_codec(self):
+    def need_codec(self) -> Codec:
+        """The stream decoder, or the UnsupportedError saved when it was looked up."""
         if self.codec is None:
+            assert self.codec_error is not None
             raise self.codec_error
         return self.codec
 
@@ -464,11 +495,11 @@ class _Decoder:
                 if csize == neblock:
                     seg[:] = payload
                 else:
-                    got = self.need_codec().decompress_into(payload, seg, i.dict)
+                    codec = self.need_codec()
+                    got = codec.decompress_into(payload, seg, i.dict)
                     if got != neblock:
                         fail("B7", pos, path + ".cdata",
-                             f"{self.codec.name} stream decoded to {got} bytes, "
-                             f"expected {neblock}")
+                             f"{codec.name} stream decoded to {got} bytes, expected {neblock}")
                 pos += csize
 
     def decode_vl_block(self, j: int, dst: memoryview) -> None:
@@ -490,10 +521,11 @@ class _Decoder:
         if plen == size:
             target[:] = payload
         else:
-            got = self.need_codec().decompress_into(payload, target, i.dict)
+            codec = self.need_codec()
+            got = codec.decompress_into(payload, target, i.dict)
             if got != size:
                 fail("B7", start + 4, path + ".payload",
-                     f"{self.codec.name} stream decoded to {got} bytes, expected {size}")
+                     f"{codec.name} stream decoded to {got} bytes, expected {size}")
         if self.pipeline:
             # VL blocks are delta-encoded against themselves (offset 0).
             self.unfilter(a, b, dst, _filters.BlockContext(i.version, i.typesize, 0, None))
