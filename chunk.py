@@ -398,25 +398,27 @@ class _Decoder:
             self.local.bufs = bufs
         return bufs[0][:size], bufs[1][:size]
 
-    def decode_native(self, out: memoryview, nthreads: int) -> bool:
-        """Decode every block in C when the codec has a native entry; False
-        when it has none.  A failing block is decoded again by the Python
-        path, which raises the precise FormatError."""
+    def decode_native(self, out: memoryview, nthreads: int, first: int = 0,
+                      count: int = 0) -> bool:
+        """Decode blocks ``[first, first + count)`` (``count`` 0: all) into
+        ``out`` in C when the codec has a native entry; False when it has
+        none.  A failing block is decoded again by the Python path, which
+        raises the precise FormatError."""
         i = self.i
         entry = _dl.NATIVE_DECODERS.get(self.codec.code) if self.codec is not None else None
-        if entry is None:
+        if entry is None or (first and self.uses_delta):
             return False
         pipeline = [(fid, meta) for _fn, meta, fid in self.pipeline]
         failed = native.decode_chunk(
             self.src, out, cbytes=i.cbytes, bstarts=i.bstarts, nbytes=i.nbytes,
             blocksize=i.blocksize, typesize=i.typesize, version=i.version, split=i.split,
             token_follows=i.version >= 4, pipeline=pipeline, codec_kind=entry[0],
-            codec_fns=entry[1], dict=i.dict, nthreads=nthreads)
+            codec_fns=entry[1], dict=i.dict, nthreads=nthreads, first=first, count=count)
         if failed < 0:
             return True
         block0 = out[:self.block_size(0)] if self.uses_delta else None
         j = failed
-        self.decode_block(j, out[j * i.blocksize:j * i.blocksize + self.block_size(j)], block0)
+        self.decode_block(j, memoryview(bytearray(self.block_size(j))), block0)
         fail("B7", i.bstarts[j], f"chunk.blocks[{j}]",
              "the block does not decode (native decoder)")
 
@@ -732,11 +734,14 @@ def getitem(src, start: int, nitems: int) -> bytes:
     dec = _Decoder(i, mv)
     bs = i.blocksize
     first, last = lo // bs, (hi - 1) // bs
+    base = first * bs
+    buf = memoryview(bytearray((last - first + 1) * bs))
+    if dec.decode_native(buf, 1, first, last - first + 1):
+        return bytes(buf[lo - base:hi - base])
     block0 = None
     if dec.uses_delta:
         block0 = memoryview(bytearray(dec.block_size(0)))
         dec.decode_block(0, block0, None)
-    buf = memoryview(bytearray((last - first + 1) * bs))
     for j in range(first, last + 1):
         size = dec.block_size(j)
         dst = buf[(j - first) * bs:(j - first) * bs + size]
@@ -744,5 +749,4 @@ def getitem(src, start: int, nitems: int) -> bytes:
             dst[:] = block0
         else:
             dec.decode_block(j, dst, block0)
-    base = first * bs
     return bytes(buf[lo - base:hi - base])

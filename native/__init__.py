@@ -298,7 +298,7 @@ CODEC_NONE, CODEC_BLOSCLZ, CODEC_LZ4, CODEC_ZSTD = -1, 0, 1, 4
 
 def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, version,
                  split, token_follows, pipeline, codec_kind, codec_fns=None, dict=None,
-                 nthreads=1):
+                 nthreads=1, first=0, count=0):
     """Decode every block of a regular chunk whose header, bstarts and
     dictionary the caller has already checked.
 
@@ -306,12 +306,15 @@ def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, vers
     ``codec_fns``: addresses (ints) of the codec package's C functions, keys
     ``fn``, ``fn_dict``, ``fn_error``, ``fn_new``, ``fn_free``.  Returns -1
     when every block decoded, else the lowest index of a failing block (the
-    caller explains the failure with its Python path).
+    caller explains the failure with its Python path).  ``first``/``count``
+    select a run of blocks (``count`` 0: all), written from the start of
+    ``dst``; not with delta unless ``first`` is 0.
     """
     c = _ffi.new("bk_chunk *")
     s = _rd(src)
     d = _wr(dst)
-    if len(d) < nbytes or len(s) < cbytes:
+    need = min(count * blocksize, nbytes) if count else nbytes
+    if len(d) < need or len(s) < cbytes:
         raise ValueError("decode_chunk: buffers shorter than the chunk claims")
     starts = _ffi.new("int32_t[]", list(bstarts))
     c.src, c.cbytes, c.bstarts = s, cbytes, starts
@@ -330,6 +333,7 @@ def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, vers
         dbuf = _rd(dict)
         c.dict, c.dictlen = dbuf, len(dict)
     c.dst = d
+    c.first, c.count = first, count
     rc = _lib.bk_decode_chunk(c, int(nthreads))
     del s, d, starts, dbuf      # kept alive until the call returned
     return rc

@@ -49,7 +49,8 @@ typedef struct {
   void *fn_begin, *fn_end;   /* zlib: per-stream init and end */
   const uint8_t *dict;
   int32_t dictlen;
-  uint8_t *dst;              /* nbytes long */
+  uint8_t *dst;              /* nbytes long (count blocks long when count > 0) */
+  int32_t first, count;      /* the blocks to decode; count 0: every block */
 } bk_chunk;
 int32_t bk_decode_chunk(const bk_chunk *c, int nthreads);
 

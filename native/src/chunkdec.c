@@ -101,7 +101,7 @@ static int run_filters(const bk_chunk *c, int32_t j, uint8_t *cur, uint8_t *dst,
 
 static int decode_block(const bk_chunk *c, int32_t j, uint8_t *s1, uint8_t *s2, void *zctx) {
   int32_t bsize = block_len(c, j);
-  uint8_t *dst = c->dst + (int64_t)j * c->blocksize;
+  uint8_t *dst = c->dst + (int64_t)(j - c->first) * c->blocksize;
   int leftover = bsize != c->blocksize;
   int32_t nstreams = (c->split && !leftover) ? c->typesize : 1;
   int32_t neblock = bsize / nstreams;
@@ -143,19 +143,23 @@ static int decode_one(void *arg, bk_worker *w, int32_t j) {
   return decode_block((const bk_chunk *)arg, j, w->s1, w->s2, w->ctx);
 }
 
-/* Decode every block of the chunk; returns -1 when all went well, else the
- * lowest index of a block that failed. */
+/* Decode blocks [first, first + count) of the chunk (count 0: all of them)
+ * into dst; returns -1 when all went well, else the lowest index of a block
+ * that failed.  With delta, first must be 0 (blocks refer to block 0). */
 int32_t bk_decode_chunk(const bk_chunk *c, int nthreads) {
   size_t scratch = c->nfilters ? (size_t)c->blocksize : 0;
   void *ctx_new = c->codec_kind == BK_CODEC_ZSTD ? c->fn_new : NULL;
+  int32_t stop = c->count ? c->first + c->count : c->nblocks;
   if (c->nblocks <= 0) return -1;
+  if (c->first < 0 || stop > c->nblocks || c->first >= stop || (c->uses_delta && c->first))
+    return c->first;
   if (c->uses_delta) {
     /* every other block XORs against the decoded block 0: finish it first */
     if (bk_parallel_blocks(decode_one, (void *)c, 0, 1, 1, scratch, ctx_new, c->fn_free) >= 0)
       return 0;
-    return bk_parallel_blocks(decode_one, (void *)c, 1, c->nblocks, nthreads, scratch,
-                              ctx_new, c->fn_free);
+    return bk_parallel_blocks(decode_one, (void *)c, 1, stop, nthreads, scratch, ctx_new,
+                              c->fn_free);
   }
-  return bk_parallel_blocks(decode_one, (void *)c, 0, c->nblocks, nthreads, scratch, ctx_new,
+  return bk_parallel_blocks(decode_one, (void *)c, c->first, stop, nthreads, scratch, ctx_new,
                             c->fn_free);
 }
