@@ -236,10 +236,13 @@ def _check_special(i: _Info, n: int) -> None:
 
 def _check_bstarts(i: _Info) -> None:
     lo, hi = i.ofs_streams, i.cbytes - 4
-    for j, b in enumerate(i.bstarts):
-        if not lo <= b <= hi:
-            fail("B1", i.overhead + 4 * j, f"chunk.bstarts[{j}]",
-                 f"block start {b} is outside the streams section {lo}..{hi}")
+    if i.bstarts and lo <= min(i.bstarts) and max(i.bstarts) <= hi:
+        pass                      # the common case, without a Python loop
+    else:
+        for j, b in enumerate(i.bstarts):
+            if not lo <= b <= hi:
+                fail("B1", i.overhead + 4 * j, f"chunk.bstarts[{j}]",
+                     f"block start {b} is outside the streams section {lo}..{hi}")
     if i.vl:
         prev = -1
         for j, b in enumerate(i.bstarts):
@@ -735,7 +738,7 @@ def getitem(src, start: int, nitems: int) -> bytes:
     bs = i.blocksize
     first, last = lo // bs, (hi - 1) // bs
     base = first * bs
-    buf = memoryview(bytearray((last - first + 1) * bs))
+    _keep, buf = _buffers.new_bytes((last - first + 1) * bs)   # scratch, never handed out
     if dec.decode_native(buf, 1, first, last - first + 1):
         return bytes(buf[lo - base:hi - base])
     block0 = None
