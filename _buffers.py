@@ -18,7 +18,7 @@ if sys.implementation.name == "cpython":
     _OFS = sys.getsizeof(b"") - 1         # offset of ob_sval in a bytes object
 
 
-def new_bytes(n: int) -> tuple[bytes, memoryview]:
+def new_bytes(n: int) -> tuple[bytes | bytearray, memoryview]:
     """A new bytes object of ``n`` bytes (contents undefined) and a writable
     view of it.  Keep the view only until the bytes are handed out."""
     if n == 0:

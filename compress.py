@@ -280,8 +280,10 @@ def _filtered(plan: _Plan, src: memoryview, j: int, bsize: int, block0: memoryvi
             continue
         if plan.fmt == "blosc1" and fid == _ID["shuffle"] and plan.typesize == 1:
             continue       # C-Blosc 1.x skips the byte shuffle of 1-byte items
+        encode = _filters.ENCODERS[fid]
+        assert encode is not None       # every filter the planner accepts encodes
         out = bytearray(bsize)
-        _filters.ENCODERS[fid](cur, memoryview(out), meta, ctx)
+        encode(cur, memoryview(out), meta, ctx)
         cur = memoryview(out)
     return cur
 
@@ -572,16 +574,16 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int = 1, codec: str = "blos
             data = _filtered(sub, v, 0, len(v), v, VERSION_VLBLOCKS)
         n = len(v)
         maxout = min(n, plan.destsize - pos - 4)
-        out = bytearray(4 + max(maxout, 0))
-        _I32.pack_into(out, 0, n)
-        cbytes = plan.codec.compress_into(data, memoryview(out)[4:], clevel) if maxout > 0 else 0
+        buf = bytearray(4 + max(maxout, 0))
+        _I32.pack_into(buf, 0, n)
+        cbytes = plan.codec.compress_into(data, memoryview(buf)[4:], clevel) if maxout > 0 else 0
         if cbytes == 0 or cbytes == n:
-            out = _I32.pack(n) + data.tobytes()
+            piece: bytes | memoryview = _I32.pack(n) + data.tobytes()
         else:
-            out = memoryview(out)[:4 + cbytes]
+            piece = memoryview(buf)[:4 + cbytes]
         starts.append(pos)
-        pieces.append(out)
-        pos += len(out)
+        pieces.append(piece)
+        pos += len(piece)
     hdr = {
         "version": VERSION_VLBLOCKS, "versionlz": CODEC_STREAM_VERSION,
         "flags": {**_flags(plan, False), "dont_split": True},
@@ -607,7 +609,7 @@ def _stream_bytes(stream, version: int) -> bytes:
     stream whose csize is their length."""
     if isinstance(stream, (bytes, bytearray, memoryview)):
         data = bytes(stream)
-        s = {"csize": len(data), "token": None, "cdata": data}
+        s: dict[str, Any] = {"csize": len(data), "token": None, "cdata": data}
     else:
         s = _as_dict(stream)
         s.setdefault("token", None)
@@ -624,7 +626,7 @@ def _stream_bytes(stream, version: int) -> bytes:
 def _vlblock_bytes(block) -> bytes:
     """One VL block through the ``VLBlock`` declaration."""
     if isinstance(block, (bytes, bytearray, memoryview)):
-        b = {"size": len(block), "payload": bytes(block)}
+        b: dict[str, Any] = {"size": len(block), "payload": bytes(block)}
     else:
         b = _as_dict(block)
         b["payload"] = bytes(b["payload"])

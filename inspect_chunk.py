@@ -7,7 +7,7 @@ or JSON.  Field names and docs come from the declarations in
 from __future__ import annotations
 
 import struct
-from typing import Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import construct as cs
 
@@ -31,7 +31,7 @@ def _walk(con: cs.Struct, obj, path: str, offset: int) -> Iterator[Node]:
         inner = sub.subcon if isinstance(sub, cs.Renamed) else sub
         while isinstance(inner, cs.Renamed):
             inner = inner.subcon
-        value = obj.get(name) if obj is not None else None
+        value: Any = obj.get(name) if obj is not None else None
         if isinstance(inner, cs.IfThenElse):
             if value is None:
                 continue
@@ -76,7 +76,7 @@ def chunk_nodes(src) -> Iterator[Node]:
         yield Node("chunk.dict.dsize", ofs, 4, len(c.dict), "dictionary size")
         yield Node("chunk.dict.dict", ofs + 4, len(c.dict), f"<{len(c.dict)} bytes>",
                    "dictionary bytes")
-    if c.special == "value":
+    if c.special == "value" and c.value is not None:
         yield Node("chunk.value", fc.LEN_EXTENDED, len(c.value), c.value.hex(),
                    "the repeated value")
     if c.lazy or c.special or c.memcpyed or c.nbytes == 0:

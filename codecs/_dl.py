@@ -11,6 +11,7 @@ Every user falls back to the package's Python API when a symbol is missing.
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import cffi
 
@@ -46,7 +47,7 @@ int32_t zng_deflate(zng_stream *strm, int32_t flush);
 int32_t zng_deflateEnd(zng_stream *strm);
 """)
 
-lz4lib = None
+lz4lib: Any = None
 with contextlib.suppress(Exception):
     import lz4.block._block as _lz4mod
     _lib = ffi.dlopen(_lz4mod.__file__)
@@ -56,12 +57,13 @@ with contextlib.suppress(Exception):
 
 # python-zstandard's cffi backend already declares libzstd's API: use its
 # ffi and lib for zstd (its C backend keeps the symbols to itself).
-zstdffi = zstdlib = None
+zstdffi: Any = None
+zstdlib: Any = None
 with contextlib.suppress(ImportError):
-    from zstandard._cffi import ffi as zstdffi
-    from zstandard._cffi import lib as zstdlib
+    import zstandard._cffi as _zcffi    # the cffi backend module itself
+    zstdffi, zstdlib = _zcffi.ffi, _zcffi.lib
 
-zngzlib = None
+zngzlib: Any = None
 with contextlib.suppress(Exception):
     from zlib_ng import zlib_ng as _zngmod
     _lib = ffi.dlopen(_zngmod.__file__)
@@ -79,7 +81,7 @@ def address(lib, name: str, owner=None) -> int:
 
 def _entries() -> dict:
     """Codec id -> (native codec kind, C entry points) for whole-chunk decoding."""
-    out = {0: (0, {})}                       # BloscLZ lives in our own library
+    out: dict[int, tuple[int, dict[str, int]]] = {0: (0, {})}                       # BloscLZ lives in our own library
     if lz4lib is not None:
         fns = {"fn": address(lz4lib, "LZ4_decompress_safe"),
                "fn_dict": address(lz4lib, "LZ4_decompress_safe_usingDict")}

@@ -6,7 +6,7 @@ import snappy as _snappy
 try:  # python-snappy >= 0.7 is built on cramjam, which decodes into a buffer
     import cramjam as _cramjam
 except ImportError:  # pragma: no cover - older python-snappy
-    _cramjam = None
+    _cramjam = None  # type: ignore[assignment]
 
 
 class Snappy:

@@ -9,7 +9,7 @@ from . import _dl
 try:
     from zlib_ng import zlib_ng as _zng
 except ImportError:  # pragma: no cover - declared dependency
-    _zng = None
+    _zng = None  # type: ignore[assignment]
 
 # zlib-ng's own deflate (declared in _dl), called as C-Blosc2's one-shot
 # compress2 calls it: one deflate(Z_FINISH) into an output buffer of the
