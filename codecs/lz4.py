@@ -6,6 +6,7 @@ import threading
 import lz4.block as _block
 
 from . import _dl
+from ._fit import fit_into
 
 # The encoder entry points of the liblz4 that python-lz4 ships (declared in
 # _dl), called the way C-Blosc calls them: same functions, same output limit,
@@ -46,11 +47,7 @@ class LZ4:
         acceleration 10 - clevel and HC the level itself, as C-Blosc does; a
         dictionary is loaded afresh for every stream."""
         if _enc is None:
-            out = self.compress(src, clevel, dict=dict, maxout=len(dst))
-            if out is None:
-                return 0
-            dst[:len(out)] = out
-            return len(out)
+            return fit_into(self.compress(src, clevel, dict=dict, maxout=len(dst)), dst, 0)
         s = _cffi.from_buffer(src)
         d = _cffi.from_buffer(dst, require_writable=True)
         if dict:
@@ -103,8 +100,7 @@ class LZ4:
                                     dict=dict or None)
         except _block.LZ4BlockError:
             return -1
-        dst[:len(out)] = out
-        return len(out)
+        return fit_into(out, dst, -1)
 
 
 class LZ4HC(LZ4):

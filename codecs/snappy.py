@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import snappy as _snappy
 
+from ._fit import fit_into
+
 try:  # python-snappy >= 0.7 is built on cramjam, which decodes into a buffer
     import cramjam as _cramjam
 except ImportError:  # pragma: no cover - older python-snappy
@@ -18,11 +20,7 @@ class Snappy:
                       split=True) -> int:
         """Encode ``src`` into ``dst``; the stream's length, or 0 when it does
         not fit.  Snappy ignores the level."""
-        out = _snappy.compress(bytes(src))
-        if len(out) > len(dst):
-            return 0
-        dst[:len(out)] = out
-        return len(out)
+        return fit_into(_snappy.compress(bytes(src)), dst, 0)
 
     def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc1", split=True):
         out = _snappy.compress(bytes(src))
@@ -38,10 +36,7 @@ class Snappy:
             out = _snappy.uncompress(bytes(src))
         except Exception:   # the bindings raise several unrelated types
             return -1
-        if len(out) > len(dst):
-            return -1
-        dst[:len(out)] = out
-        return len(out)
+        return fit_into(out, dst, -1)
 
 
 CODECS = (Snappy(),)

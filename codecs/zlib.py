@@ -5,6 +5,7 @@ from __future__ import annotations
 import zlib as _zlib
 
 from . import _dl
+from ._fit import fit_into
 
 try:
     from zlib_ng import zlib_ng as _zng
@@ -57,11 +58,7 @@ class Zlib:
         not fit (C-Blosc's one-shot ``compress2`` fails the same way)."""
         if flavor == "blosc2" and _zng_lib is not None:
             return _zng_compress_into(src, dst, clevel)
-        out = self.compress(src, clevel, flavor=flavor)
-        if len(out) > len(dst):
-            return 0
-        dst[:len(out)] = out
-        return len(out)
+        return fit_into(self.compress(src, clevel, flavor=flavor), dst, 0)
 
     def compress(self, src, clevel, *, dict=None, maxout=None, flavor="blosc2", split=True):
         lib = _zng if (flavor == "blosc2" and _zng is not None) else _zlib
@@ -77,10 +74,7 @@ class Zlib:
             out = d.decompress(src, len(dst) + 1)
         except lib.error:
             return -1
-        if len(out) > len(dst):
-            return -1
-        dst[:len(out)] = out
-        return len(out)
+        return fit_into(out, dst, -1)
 
 
 CODECS = (Zlib(),)

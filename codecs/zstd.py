@@ -6,6 +6,7 @@ import threading
 import zstandard as _zstd
 
 from . import _dl
+from ._fit import fit_into
 
 _local = threading.local()
 
@@ -81,11 +82,7 @@ class Zstd:
         frame's length, or 0 when it does not fit.  With a dictionary the
         stream is written with a level-1 digested dictionary, as C-Blosc2 does."""
         if _zlib is None:
-            out = self.compress(src, clevel, dict=dict, maxout=len(dst))
-            if out is None:
-                return 0
-            dst[:len(out)] = out
-            return len(out)
+            return fit_into(self.compress(src, clevel, dict=dict, maxout=len(dst)), dst, 0)
         s = _zffi.from_buffer(src)
         d = _zffi.from_buffer(dst, require_writable=True)
         if dict:
@@ -137,10 +134,7 @@ class Zstd:
                 bytes(src), max_output_size=len(dst))
         except _zstd.ZstdError:
             return -1
-        if len(out) > len(dst):
-            return -1
-        dst[:len(out)] = out
-        return len(out)
+        return fit_into(out, dst, -1)
 
 
 CODECS = (Zstd(),)
