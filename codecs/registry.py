@@ -2,7 +2,8 @@
 
 The ids and names come from :mod:`blosckit.formats.enums`; this module only
 maps them to implementations.  A codec is a tiny protocol: ``code``, ``name``,
-``compformat``, ``compress(src, clevel, ...)`` and ``decompress_into(src, dst)``.
+``compformat``, ``compress``, ``compress_into`` and ``decompress_into``; codecs
+the native block loops can call also have ``native_encoder`` (see ``_dl``).
 """
 from __future__ import annotations
 
@@ -19,8 +20,16 @@ class Codec(Protocol):
     compformat: int     # the header's codec format (enums.COMPFORMATS)
 
     def compress(self, src: memoryview, clevel: int, *, dict: bytes | None = None,
-                 maxout: int | None = None, flavor: str = "blosc2") -> bytes | None:
+                 maxout: int | None = None, flavor: str = "blosc2",
+                 split: bool = True) -> bytes | None:
         """Encode ``src``; None when the result would exceed ``maxout`` bytes."""
+
+    def compress_into(self, src: memoryview, dst: memoryview, clevel: int, *,
+                      dict: bytes | None = None, flavor: str = "blosc2",
+                      split: bool = True) -> int:
+        """Encode ``src`` into ``dst`` (its length is the limit); the stream's
+        length, or 0 when it does not fit.  ``flavor`` picks the library
+        whose bytes to reproduce ("blosc2" or "blosc1")."""
 
     def decompress_into(self, src: memoryview, dst: memoryview,
                         dict: bytes | None = None) -> int:
