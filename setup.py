@@ -3,7 +3,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 # Build-time scripts that must not end up inside the installed package.
-_BUILD_ONLY = {("blosckit", "setup"), ("blosckit.native", "build_native")}
+_BUILD_ONLY = {("blosckit.native", "build_native")}
 
 
 class BuildPy(build_py):
@@ -13,6 +13,10 @@ class BuildPy(build_py):
 
 
 setup(
-    cffi_modules=["native/build_native.py:ffibuilder"],
+    # a file path, so that building never imports the package
+    cffi_modules=["blosckit/native/build_native.py:ffibuilder"],
     cmdclass={"build_py": BuildPy},
+    # cffi builds the module against the limited API (_native.abi3.so): tag
+    # the wheel to match, so one wheel serves every CPython from 3.11 on
+    options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

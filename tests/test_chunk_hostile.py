@@ -1,5 +1,5 @@
 """Hostile input: truncations, header byte and bit mutations, i32 extremes,
-the §3 seeds of c-blosc2-validation-rules.md, and random bytes.
+the hostile seeds of C-Blosc2's validation rules, and random bytes.
 
 The only allowed outcomes are a FormatError (UnsupportedError included)
 with an offset inside the input and a ``chunk...`` path, or a successful

@@ -2,8 +2,8 @@
 
 1. C-Blosc2's compat/*.cdata (C-Blosc 1.3.0 .. 2.0.0 and C-Blosc2 3.0.0
    writers).  They are upstream data and not committed here: the test reads
-   them from $BLOSCKIT_COMPAT_DIR, or extracts them from the git mirror at
-   /work/.mirror/Blosc+c-blosc2/repo, or skips.  Their data is what
+   them from $BLOSCKIT_COMPAT_DIR (a c-blosc2 checkout's compat/ directory)
+   and skips without it.  Their data is what
    compat/filegen.c (int32 0..999999) and tests/test_bitshuffle_leftovers.c
    (uint32 items + leftover bytes) generate, reproduced here.
 2. Our own synthetic old-writer fixtures in tests/data/blosckit-synthetic/
@@ -16,7 +16,6 @@ import importlib.util
 import json
 import os
 import pathlib
-import subprocess
 import struct
 
 import numpy as np
@@ -27,7 +26,6 @@ from helpers import b2_decompress, raw_header
 
 HERE = pathlib.Path(__file__).resolve().parent
 SYNTH = HERE / "data" / "blosckit-synthetic"
-MIRROR = pathlib.Path("/work/.mirror/Blosc+c-blosc2/repo")
 
 FILEGEN = [f"blosc-{v}-{c}.cdata" for v, cs in (
     ("1.3.0", ("blosclz", "lz4", "lz4hc", "zlib")),
@@ -42,18 +40,10 @@ ALL = FILEGEN + LEFTOVERS + RAW_FILTERED
 
 
 @pytest.fixture(scope="module")
-def compat_dir(tmp_path_factory) -> pathlib.Path:
+def compat_dir() -> pathlib.Path:
     env = os.environ.get("BLOSCKIT_COMPAT_DIR")
     if env:
         return pathlib.Path(env)
-    if (MIRROR / "HEAD").exists() or (MIRROR / ".git").exists():
-        out = tmp_path_factory.mktemp("compat")
-        for name in ALL:
-            r = subprocess.run(["git", "-C", str(MIRROR), "show", f"HEAD:compat/{name}"],
-                               capture_output=True)
-            if r.returncode == 0:
-                (out / name).write_bytes(r.stdout)
-        return out
     pytest.skip("C-Blosc2's compat/*.cdata not available: set BLOSCKIT_COMPAT_DIR to a "
                 "c-blosc2 checkout's compat/ directory")
 

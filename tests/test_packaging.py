@@ -1,18 +1,15 @@
-"""The packaging traps DEVELOPERS.md lists, checked on the files themselves."""
+"""The packaging traps of the developers' guide, checked on the files themselves
+(and, where a build is cheap enough, on what the build produces)."""
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    tomllib = pytest.importorskip("tomli")
+PKG = ROOT / "blosckit"
 
 
 def pyproject():
@@ -25,31 +22,52 @@ def test_cffi_is_a_build_requirement():
 
 def test_cffi_modules_is_a_file_path():
     text = (ROOT / "setup.py").read_text()
-    assert '"native/build_native.py:ffibuilder"' in text
-    assert (ROOT / "native" / "build_native.py").is_file()
+    assert '"blosckit/native/build_native.py:ffibuilder"' in text
+    assert (PKG / "native" / "build_native.py").is_file()
 
 
-def test_build_scripts_stay_out_of_the_wheel():
+def test_build_script_stays_out_of_the_wheel():
     text = (ROOT / "setup.py").read_text()
-    assert '("blosckit", "setup")' in text and '("blosckit.native", "build_native")' in text
+    assert '("blosckit.native", "build_native")' in text
 
 
-def test_sdist_carries_c_sources_and_headers():
+def test_wheel_is_tagged_abi3_like_its_module():
+    text = (ROOT / "setup.py").read_text()
+    assert re.search(r'"py_limited_api":\s*"cp311"', text)
+
+
+def test_sdist_carries_sources_tests_and_data():
     manifest = (ROOT / "MANIFEST.in").read_text()
-    assert re.search(r"^graft native$", manifest, re.M)
-    assert list((ROOT / "native" / "src").glob("*.c"))
-    assert list((ROOT / "native" / "src").glob("*.h"))
+    for line in ("graft blosckit/native/src", "graft tests", "graft specs", "graft samples"):
+        assert re.search(rf"^{re.escape(line)}$", manifest, re.M), line
+    assert "LICENSE" in manifest
+    assert list((PKG / "native" / "src").glob("*.c"))
+    assert list((PKG / "native" / "src").glob("*.h"))
 
 
 def test_package_layout():
     p = pyproject()
-    assert p["tool"]["setuptools"]["package-dir"] == {"blosckit": "."}
+    assert "package-dir" not in p["tool"]["setuptools"]
     assert set(p["tool"]["setuptools"]["packages"]) == {
         "blosckit", "blosckit.formats", "blosckit.codecs", "blosckit.native"}
     assert p["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]
+    # nothing at the top that pytest or Python would take for a package
+    assert not (ROOT / "__init__.py").exists()
     assert not (ROOT / "conftest.py").exists()
     assert not (ROOT / "tests" / "__init__.py").exists()
-    assert (ROOT / "py.typed").exists() and (ROOT / ".gitignore").exists()
+    assert (PKG / "py.typed").exists() and (ROOT / "LICENSE").exists()
+
+
+def test_requires_python_matches_the_test_extra():
+    # python-blosc2 4.14 (the oracle in the test extra) needs Python 3.11
+    assert pyproject()["project"]["requires-python"] == ">=3.11"
+
+
+def test_build_and_test_modules_are_not_importable():
+    with pytest.raises(ImportError):
+        import blosckit.setup  # noqa: F401
+    with pytest.raises(ImportError):
+        import blosckit.tests  # noqa: F401
 
 
 def test_public_api_names():

@@ -1,6 +1,6 @@
 """The rules a chunk must satisfy, as a table beside the declarations.
 
-Ids reuse those of c-blosc2-validation-rules.md where C-Blosc2 makes the same
+Ids reuse C-Blosc2's own validation rule ids where C-Blosc2 makes the same
 check (H1.., D1.., B1..); ``T-`` ids are checks blosckit adds (C-Blosc2 does
 not make them and misbehaves without them).  specs/chunk.md#rules describes
 each one.  The reader raises on the first failure through :func:`fail`.

@@ -463,7 +463,7 @@ def compress(src, *, typesize: int = 1, codec: str = "blosclz", clevel: int = 5,
     """Compress ``src`` into one chunk, byte for byte as C-Blosc2
     (``format="blosc2"``) or C-Blosc 1.x (``format="blosc1"``) would.
 
-    See ../shared/API.md for the parameters; bad ones raise ValueError before
+    See the README's Python API section for the parameters; bad ones raise ValueError before
     any work.  The output does not depend on ``nthreads``.
     """
     view = memoryview(src)

@@ -1,8 +1,9 @@
 """cffi build script for blosckit.native._native.
 
-setuptools runs this as ``native/build_native.py:ffibuilder`` from the project
-root; ``python native/build_native.py`` builds the module in place (the .so
-lands in native/ so ``import blosckit.native._native`` works).
+setuptools runs this as ``blosckit/native/build_native.py:ffibuilder`` from
+the project root; ``python blosckit/native/build_native.py`` builds the module
+in place (the .so lands beside this file, so ``import blosckit.native._native``
+works from a checkout).
 """
 import glob
 import os
@@ -10,7 +11,7 @@ import os
 import cffi
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))   # the project root
 SRC_DIR = os.path.join(HERE, "src")
 
 
