@@ -3,6 +3,12 @@
 Both run in this process on the same chunk with the same nthreads; the table
 prints GB/s for each and the ratio blosckit / blosc2 (>= 1 means blosckit is
 as fast or faster).  Usage: ``python benchmarks/chunk_speed.py [--quick]``.
+
+The per-call table (small chunks, nthreads=1) prints microseconds per call
+of ``blosckit.decompress(chunk)``, of ``native.decompress_fast`` (the one-call
+fast path on its own) and of ``blosc2.decompress2(chunk)`` /
+``blosc2.decompress(chunk)``, with the ratios blosckit time / blosc2 time
+(target: decompress <= 1.25x decompress2).
 """
 from __future__ import annotations
 
@@ -52,13 +58,71 @@ def decompress_table(size: int, repeat: int) -> None:
                     sys.stdout.flush()
 
 
+PER_CALL_SIZES = (4 << 10, 64 << 10, 256 << 10)
+
+
+def _looped(fn, times: int):
+    """fn called `times` times per sample: a sample outlasts the timer's noise."""
+    def run():
+        for _ in range(times):
+            fn()
+    return run
+
+
+def _per_call_data(size: int) -> bytes:
+    rng = np.random.default_rng(size)
+    n = size // 4
+    return (np.arange(n, dtype=np.int32) * 3 + rng.integers(0, 50, n, dtype=np.int32)).tobytes()
+
+
+def per_call_table(repeat: int) -> None:
+    from blosckit import native
+    from blosckit.codecs import _dl
+    table = native.make_codec_table(_dl.NATIVE_DECODERS)
+    prev = blosc2.set_nthreads(1)
+    print(f"decompress per call, typesize 4, shuffle, clevel 5, nthreads=1, us per call "
+          f"(best of {repeat}, each blosckit call timed alternately with the blosc2 one)")
+    print(f"{'size':>7} {'codec':8} {'bk':>8} {'d2':>8} {'bk/d2':>6} {'fast':>8} "
+          f"{'d2':>8} {'fast/d2':>7} {'d1':>8} {'fast/d1':>7}")
+    try:
+        for size in PER_CALL_SIZES:
+            data = _per_call_data(size)
+            times = max(1, (2 << 20) // size)
+            for codec in ("lz4", "blosclz", "zstd"):
+                chunk = blosc2.compress2(data, typesize=4, clevel=5,
+                                         codec=getattr(blosc2.Codec, codec.upper()),
+                                         filters=[blosc2.Filter.SHUFFLE], nthreads=1)
+                assert blosckit.decompress(chunk) == data
+                assert native.decompress_fast(chunk, table) == data
+
+                def d2():
+                    blosc2.decompress2(chunk)
+                t_bk, t_d2 = best_pair(_looped(lambda: blosckit.decompress(chunk), times),
+                                       _looped(d2, times), repeat)
+                t_fast, t_d2b = best_pair(
+                    _looped(lambda: native.decompress_fast(chunk, table, 1), times),
+                    _looped(d2, times), repeat)
+                t_fast2, t_d1 = best_pair(
+                    _looped(lambda: native.decompress_fast(chunk, table, 1), times),
+                    _looped(lambda: blosc2.decompress(chunk), times), repeat)
+                us = 1e6 / times
+                print(f"{size >> 10:>5}Ki {codec:8} {t_bk * us:8.2f} {t_d2 * us:8.2f} "
+                      f"{t_bk / t_d2:6.2f} {t_fast * us:8.2f} {t_d2b * us:8.2f} "
+                      f"{t_fast / t_d2b:7.2f} {t_d1 * us:8.2f} {t_fast2 / t_d1:7.2f}")
+                sys.stdout.flush()
+    finally:
+        blosc2.set_nthreads(prev)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="8 MiB, 3 repeats")
-    ap.add_argument("--only", choices=("decompress", "compress", "shuffle"))
+    ap.add_argument("--only", choices=("per-call", "decompress", "compress", "shuffle"))
     args = ap.parse_args()
     size, repeat = (8 * 2**20, 3) if args.quick else (SIZE, 9)
     sys.path.insert(0, str(Path(__file__).parent))
+    if args.only in (None, "per-call"):
+        per_call_table(repeat)
     if args.only in (None, "decompress"):
         decompress_table(size, repeat)
     if args.only in (None, "compress"):

@@ -6,17 +6,20 @@ not imported here.
 """
 from __future__ import annotations
 
+from .buildinfo import native_info
 from .chunk import Chunk, chunk_sizes, decompress, decompress_into, getitem, parse_chunk
 from .compress import build_chunk, compress, compress_special, compress_vlblocks
-from .errors import FormatError, UnsupportedError
+from .errors import FormatError, Problem, UnsupportedError
 from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
+from .validate import validate
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "FormatError", "UnsupportedError",
+    "FormatError", "UnsupportedError", "Problem",
     "Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
     "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
+    "validate", "native_info",
     "__version__",
 ]

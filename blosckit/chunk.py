@@ -1,13 +1,16 @@
 """Reading Blosc chunks of every format version (1 to 6).
 
 ``parse_chunk`` describes a chunk without decoding it; ``decompress``,
-``decompress_into`` and ``getitem`` decode it.  Structure comes from the
-declarations in :mod:`blosckit.formats.chunk`; the per-chunk hot path reads
-the same fields through the ``struct`` formats derived from them.  Every
-check is a rule of :mod:`blosckit.formats.rules` and names its id.
+``decompress_into`` and ``getitem`` decode it.  Every check is a rule
+declared beside its structure in :mod:`blosckit.formats.chunk`; this module
+reads the chunk stage by stage and runs the rules into a sink: the reader's
+sink raises at the first error, the validator's (:func:`check_chunk`)
+collects them all.  Structures are read through the fast formats derived
+from the declarations.
 """
 from __future__ import annotations
 
+import operator
 import struct
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -18,259 +21,155 @@ from . import _buffers, native
 from .codecs import _dl
 from .codecs import filters as _filters
 from .codecs.registry import Codec, decoder_for
-from .errors import UnsupportedError
+from .errors import FormatError, Problem, UnsupportedError
 from .formats import chunk as fc
 from .formats import enums, parse
-from .formats.rules import fail
+from .formats.chunk import ChunkView
+from .formats.rules import Collect, RaiseFirst, Sink, fail, run
 
-__all__ = ["Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes"]
+__all__ = ["Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
+           "check_chunk", "MAX_NBYTES"]
 
-MAX_NBYTES = 2**31 - 1
-MAX_BLOCKSIZE = 536866816          # BLOSC2_MAXBLOCKSIZE
-MAX_DICTSIZE = 32768
-LEGACY_MIN_SPLIT = 128             # C-Blosc 1.x MIN_BUFFERSIZE in its split rule
-MAX_SPLITS = 16
+MAX_NBYTES = fc.MAX_NBYTES
+MAX_THREADS = 64                  # the native block loop's thread cap
+_NAN = {w: struct.pack("<f" if w == 4 else "<d", float("nan")) for w in fc.NAN_WIDTHS}
+ROOT = "chunk"                    # the root of every path this module reports
 
-_I32 = struct.Struct("<i")
-_NAN = {4: struct.pack("<f", float("nan")), 8: struct.pack("<d", float("nan"))}
+# The one-call native decoder's codec table.  On the good path decompress is
+# one C call (header, checks and blocks); the Python reader below runs only
+# for what it declines, and re-reads a chunk it rejects to explain why.
+_FAST = native.make_codec_table(_dl.NATIVE_DECODERS)
+_decompress_fast = native.decompress_fast
+
+# Header errors after which nothing below the header can be located.
+_STRUCTURAL = ("chunk.header.version", "chunk.header.cbytes", "chunk.header.nbytes",
+               "chunk.header.blocksize", "chunk.header.flags", "chunk.header.extended",
+               "chunk.header.extended.blosc2_flags",
+               "chunk.header.extended.blosc2_flags.special")
 
 
-class _Info:
-    """Everything a decoder needs, read through the fast struct formats."""
-    __slots__ = (
-        "version", "versionlz", "flags", "typesize", "nbytes", "blocksize", "cbytes",
-        "extended", "overhead", "slots", "metas", "udcodec", "compcode_meta", "flags2",
-        "b2flags", "special", "memcpyed", "vl", "lazy", "instr", "use_dict", "compformat",
-        "nblocks", "bstarts", "ofs_streams", "dict", "value", "split", "legacy",
-    )
-    version: int
-    versionlz: int
-    flags: int              # the raw flags byte
-    typesize: int
-    nbytes: int
-    blocksize: int          # clamped to nbytes as C-Blosc2 does (rule H13)
-    cbytes: int
-    extended: bool
-    overhead: int           # 16 or 32: the header length
-    slots: list[int]        # filter id per slot (Blosc1 flags mapped to slots)
-    metas: list[int]
-    udcodec: int
-    compcode_meta: int
-    flags2: int
-    b2flags: int
-    special: int            # 0..4 (formats.enums.SPECIALS)
-    memcpyed: bool
-    vl: bool
-    lazy: bool
-    instr: bool
-    use_dict: bool
-    compformat: int
-    nblocks: int
-    bstarts: list[int]
-    ofs_streams: int        # where the streams section starts
-    dict: bytes | None
-    value: bytes | None
-    split: bool             # full blocks are split into typesize streams
-    legacy: bool            # version <= 2: C-Blosc 1.x rules
-
+# ---------------------------------------------------------------------------
+# Reading: header, bstarts and dictionary, rule by rule
+# ---------------------------------------------------------------------------
 
 def _flags_to_slots(flags: int) -> tuple[list[int], list[int]]:
     """Blosc1 flag-style filters placed in slots the way C-Blosc2 does."""
     slots = [0] * 6
-    if flags & 0x01:
+    if flags & fc.FLAG_SHUFFLE:
         slots[5] = 1
-    if flags & 0x04:
+    if flags & fc.FLAG_BITSHUFFLE:
         slots[5] = 2
-    if flags & 0x08:
+    if flags & fc.FLAG_DELTA:
         slots[4] = 3
     return slots, [0] * 6
 
 
-def _read_info(src, max_nbytes: int = MAX_NBYTES) -> _Info:
-    """Read and check header, bstarts and dictionary (nothing is decoded)."""
-    n = len(src)
-    if n < fc.LEN_HEADER:
-        fail("H1", n, "chunk.header", f"a chunk needs at least 16 bytes, got {n}")
-    i = _Info()
-    (i.version, i.versionlz, i.flags, i.typesize, i.nbytes, i.blocksize,
-     i.cbytes) = fc.FAST_HEADER.unpack_from(src, 0)
-    i.extended = (i.flags & 0x05) == 0x05
-    i.overhead = fc.LEN_EXTENDED if i.extended else fc.LEN_HEADER
-    i.compformat = i.flags >> 5
-    i.memcpyed = bool(i.flags & 0x02)
-    if i.version == 0:
-        fail("T-version", 0, "chunk.header.version", "version 0 was never written")
-    if i.version > 6:
-        fail("T-version", 0, "chunk.header.version", f"unknown chunk version {i.version}")
-    if i.cbytes < fc.LEN_HEADER:
-        fail("H2", 12, "chunk.header.cbytes", f"cbytes {i.cbytes} is below the 16-byte header")
-    if i.typesize == 0:
-        fail("H5", 3, "chunk.header.typesize", "typesize is 0")
-    if i.nbytes < 0:
-        fail("T-nbytes", 4, "chunk.header.nbytes", f"negative nbytes {i.nbytes}")
-    if i.nbytes > max_nbytes:
-        fail("T-max-nbytes", 4, "chunk.header.nbytes",
-             f"nbytes {i.nbytes} exceeds the limit of {max_nbytes}")
-    if i.extended:
-        if i.cbytes < fc.LEN_EXTENDED:
-            fail("H6", 12, "chunk.header.cbytes",
-                 f"cbytes {i.cbytes} is below the 32-byte extended header")
-        if n < fc.LEN_EXTENDED:
-            fail("H7", n, "chunk.header.extended", f"the extended header needs 32 bytes, got {n}")
-        if i.version == 3:
-            v = fc.FAST_EXTENDED_ALPHA.unpack_from(src, fc.LEN_HEADER)
-            i.slots, i.metas = list(v[0:5]) + [0], list(v[6:11]) + [0]
-            i.udcodec = i.compcode_meta = i.flags2 = 0
-            i.b2flags = v[12]
-        else:
-            v = fc.FAST_EXTENDED.unpack_from(src, fc.LEN_HEADER)
-            i.slots, i.udcodec, i.compcode_meta = list(v[0:6]), v[6], v[7]
-            i.metas, i.flags2, i.b2flags = list(v[8:14]), v[14], v[15]
+def _read_extended(v: ChunkView, mv: memoryview) -> None:
+    if not v.extended:
+        v.slots, v.metas = _flags_to_slots(v.flags)
+        v.udcodec = v.compcode_meta = v.flags2 = v.b2flags = 0
+    elif v.n < fc.LEN_EXTENDED:          # H7 is reported; read nothing more
+        v.slots, v.metas = [0] * 6, [0] * 6
+        v.udcodec = v.compcode_meta = v.flags2 = v.b2flags = 0
+    elif v.version in fc.EXTENDED_HEADERS:     # the alpha layout
+        x = fc.FAST_EXTENDED_ALPHA.unpack_from(mv, fc.LEN_HEADER)
+        v.slots, v.metas = list(x[0:5]) + [0], list(x[6:11]) + [0]
+        v.udcodec = v.compcode_meta = v.flags2 = 0
+        v.b2flags = x[12]
     else:
-        i.slots, i.metas = _flags_to_slots(i.flags)
-        i.udcodec = i.compcode_meta = i.flags2 = i.b2flags = 0
-    b2 = i.b2flags
-    i.use_dict = bool(b2 & 0x01)
-    i.lazy = bool(b2 & 0x08)
-    i.special = (b2 >> 4) & 0x07
-    i.instr = bool(b2 & 0x80)
-    i.vl = bool(i.flags2 & 0x01)
-    i.legacy = i.version <= 2
-    if i.flags2 & 0xFE:
-        fail("T-flags2", 30, "chunk.header.extended.blosc2_flags2",
-             f"reserved bits set in blosc2_flags2 ({i.flags2:#04x})")
-    if i.blocksize <= 0:
-        fail("H3", 8, "chunk.header.blocksize", f"blocksize {i.blocksize} is not positive")
-    if i.blocksize > MAX_BLOCKSIZE:
-        fail("H4", 8, "chunk.header.blocksize",
-             f"blocksize {i.blocksize} exceeds the maximum {MAX_BLOCKSIZE}")
-    if i.vl and i.special:
-        fail("H8", 31, "chunk.header.extended.blosc2_flags",
-             "a VL-block chunk cannot be special")
-    if i.vl and i.memcpyed:
-        fail("H12", 2, "chunk.header.flags", "a VL-block chunk cannot be memcpyed")
-    if i.special > 4:
-        fail("D2", 31, "chunk.header.extended.blosc2_flags",
-             f"unknown special kind {i.special}")
-    # a lazy chunk's cbytes counts data left in the frame; special chunks are
-    # never lazy, whatever the bit says (C-Blosc2 misses that: V1)
-    if i.cbytes > n and not (i.lazy and not i.special):
-        fail("H14", n, "chunk.header.cbytes",
-             f"cbytes {i.cbytes} claims more than the {n} bytes given")
-    i.dict = i.value = None
-    i.bstarts = []
-    i.split = False
-    if i.special:
-        _check_special(i, n)
-        i.nblocks = 0 if i.nbytes == 0 else -(-i.nbytes // min(i.blocksize, i.nbytes))
-        i.ofs_streams = fc.LEN_EXTENDED
-        return i
-    if i.vl:
-        i.nblocks = i.blocksize
-    elif i.nbytes == 0:
-        i.nblocks = 0
-    else:
-        if i.blocksize > i.nbytes:
-            i.blocksize = i.nbytes          # C-Blosc2 clamps it (rule H13)
-        i.nblocks = -(-i.nbytes // i.blocksize)
-    if i.memcpyed:
-        if i.cbytes != i.nbytes + i.overhead:
-            fail("D3", 12, "chunk.header.cbytes",
-                 f"a memcpyed chunk must have cbytes = nbytes + {i.overhead}, "
-                 f"got {i.cbytes} for nbytes {i.nbytes}")
-        i.ofs_streams = i.overhead
-        return i
-    if i.nbytes == 0 and not i.vl:
-        i.ofs_streams = i.overhead
-        if i.cbytes != i.overhead and not i.lazy:
-            fail("D4", 12, "chunk.header.cbytes",
-                 f"an empty chunk must have cbytes {i.overhead}, got {i.cbytes}")
-        return i
-    end = i.overhead + 4 * i.nblocks
-    limit = min(i.cbytes, n)
-    if end > limit:
-        fail("D6", limit, "chunk.bstarts",
-             f"{i.nblocks} block starts need {end} bytes, the chunk has {limit}")
-    i.bstarts = list(struct.unpack_from(f"<{i.nblocks}i", src, i.overhead))
-    i.ofs_streams = end
-    if i.lazy:
-        return i                       # bstarts point into a frame, not here
-    if i.use_dict:
-        if end + 4 > i.cbytes:
-            fail("D7", i.cbytes, "chunk.dict.dsize", "no room for the dictionary size")
-        dsize = _I32.unpack_from(src, end)[0]
-        if not 0 < dsize <= MAX_DICTSIZE:
-            fail("D8", end, "chunk.dict.dsize",
-                 f"dictionary size {dsize} is outside 1..{MAX_DICTSIZE}")
-        if end + 4 + dsize > i.cbytes:
-            fail("D9", i.cbytes, "chunk.dict.dict",
-                 f"the {dsize}-byte dictionary runs past the chunk end ({i.cbytes})")
-        i.dict = bytes(src[end + 4:end + 4 + dsize])
-        i.ofs_streams = end + 4 + dsize
-    _check_bstarts(i)
-    if not i.vl:
-        _derive_split(i)
-    return i
+        x = fc.FAST_EXTENDED.unpack_from(mv, fc.LEN_HEADER)
+        v.slots, v.udcodec, v.compcode_meta = list(x[0:6]), x[6], x[7]
+        v.metas, v.flags2, v.b2flags = list(x[8:14]), x[14], x[15]
+    b2 = v.b2flags
+    v.use_dict = bool(b2 & fc.B2_DICT)
+    v.lazy = bool(b2 & fc.B2_LAZY)
+    v.instr = bool(b2 & fc.B2_INSTR)
+    v.special = (b2 >> fc.B2_SPECIAL_SHIFT) & 0x07
+    v.vl = bool(v.flags2 & fc.F2_VL_BLOCKS)
 
 
-def _check_special(i: _Info, n: int) -> None:
-    if not i.extended:
-        return
-    if i.special == 3:
-        w = i.cbytes - fc.LEN_EXTENDED
-        if not (0 < w <= MAX_BLOCKSIZE and w <= i.nbytes and i.nbytes % w == 0):
-            fail("H9", 12, "chunk.header.cbytes",
-                 f"a value chunk's value is cbytes - 32 = {w} bytes, which must be > 0 "
-                 f"and divide nbytes {i.nbytes}")
-        i.value = None     # filled by the caller that holds the buffer
-    elif i.special in (2, 4) and i.nbytes % i.typesize:
-        fail("H10", 4, "chunk.header.nbytes",
-             f"nbytes {i.nbytes} is not a multiple of typesize {i.typesize}")
-    elif i.cbytes != fc.LEN_EXTENDED:
-        fail("T-special-cbytes", 12, "chunk.header.cbytes",
-             f"a {enums.SPECIALS[i.special]} chunk has cbytes 32, got {i.cbytes}")
-    if i.special == 2 and i.typesize not in _NAN and i.nbytes:
-        fail("D-nan", 3, "chunk.header.typesize",
-             f"a NaN chunk needs typesize 4 or 8, got {i.typesize}")
-
-
-def _check_bstarts(i: _Info) -> None:
-    lo, hi = i.ofs_streams, i.cbytes - 4
-    if i.bstarts and lo <= min(i.bstarts) and max(i.bstarts) <= hi:
-        pass                      # the common case, without a Python loop
-    else:
-        for j, b in enumerate(i.bstarts):
-            if not lo <= b <= hi:
-                fail("B1", i.overhead + 4 * j, f"chunk.bstarts[{j}]",
-                     f"block start {b} is outside the streams section {lo}..{hi}")
-    if i.vl:
-        prev = -1
-        for j, b in enumerate(i.bstarts):
-            if b <= prev:
-                fail("VL2", i.overhead + 4 * j, f"chunk.bstarts[{j}]",
-                     "VL-block starts must be strictly increasing")
-            prev = b
-
-
-def _derive_split(i: _Info) -> None:
-    dont_split = bool(i.flags & 0x10)
-    if i.legacy:
+def _derive_split(v: ChunkView) -> None:
+    dont_split = bool(v.flags & fc.FLAG_DONT_SPLIT)
+    if v.legacy:
         # C-Blosc 1.x: written before the dont-split flag existed, splitting
         # was implied by typesize and block size, and 1.x readers still use it.
-        i.split = (not dont_split and i.typesize <= MAX_SPLITS
-                   and i.blocksize // i.typesize >= LEGACY_MIN_SPLIT)
+        v.split = (not dont_split and 0 < v.typesize <= fc.MAX_SPLITS
+                   and v.blocksize // v.typesize >= fc.LEGACY_MIN_SPLIT)
     else:
-        i.split = not dont_split
-    full_blocks = i.nbytes // i.blocksize
-    if i.split and full_blocks and i.typesize > 1:
-        if i.blocksize < i.typesize:
-            fail("B2", 8, "chunk.header.blocksize",
-                 f"blocksize {i.blocksize} is smaller than typesize {i.typesize} "
-                 "in a split chunk")
-        if i.blocksize % i.typesize:
-            fail("B3", 8, "chunk.header.blocksize",
-                 f"blocksize {i.blocksize} is not a multiple of typesize {i.typesize} "
-                 "in a split chunk: the last bytes of each block are never written")
+        v.split = not dont_split
+
+
+def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView | None:
+    """Read and check header, bstarts and dictionary (nothing is decoded).
+
+    Returns the view, or None when a problem (reported to ``sink``) leaves
+    the rest of the chunk impossible to locate.
+    """
+    n = len(mv)
+    if n < fc.LEN_HEADER:
+        sink(f"a chunk needs at least {fc.LEN_HEADER} bytes, got {n}", n, rule=fc.H1)
+        return None
+    v = ChunkView()
+    v.n, v.max_nbytes = n, max_nbytes
+    (v.version, v.versionlz, v.flags, v.typesize, v.nbytes, v.hdr_blocksize,
+     v.cbytes) = fc.FAST_HEADER.unpack_from(mv, 0)
+    v.extended = v.flags & fc.FLAGS_EXTENDED == fc.FLAGS_EXTENDED
+    v.overhead = fc.LEN_EXTENDED if v.extended else fc.LEN_HEADER
+    v.compformat = v.flags >> 5
+    v.memcpyed = bool(v.flags & fc.FLAG_MEMCPYED)
+    v.legacy = v.version <= 2
+    v.blocksize = v.hdr_blocksize
+    v.nblocks = 0
+    v.bstarts = []
+    v.dict = None
+    v.split = False
+    v.ofs_dict = v.ofs_streams = v.overhead
+    run(fc.HEADER_RULES, v, mv, sink)
+    _read_extended(v, mv)
+    run(fc.FIELD_RULES, v, mv, sink)
+    if not sink.ok(*_STRUCTURAL) or (v.extended and n < fc.LEN_EXTENDED):
+        return None
+    if v.special:
+        run(fc.SPECIAL_RULES, v, mv, sink)
+        v.nblocks = 0 if v.nbytes == 0 else -(-v.nbytes // min(v.blocksize, v.nbytes))
+        v.ofs_dict = v.ofs_streams = fc.LEN_EXTENDED
+        return v
+    if v.vl:
+        v.nblocks = v.hdr_blocksize
+    elif v.nbytes:
+        v.blocksize = min(v.hdr_blocksize, v.nbytes)       # C-Blosc2 clamps it
+        v.nblocks = -(-v.nbytes // v.blocksize)
+    run(fc.BODY_SIZE_RULES, v, mv, sink)
+    if v.memcpyed or (v.nbytes == 0 and not v.vl):
+        return v
+    run(fc.BSTARTS_FIT_RULES, v, mv, sink)
+    if not sink.ok("chunk.bstarts"):
+        return None
+    v.bstarts = list(fc.fast_bstarts(v.nblocks).unpack_from(mv, v.overhead))
+    v.ofs_dict = v.ofs_streams = v.overhead + fc.LEN_BSTART * v.nblocks
+    if not v.vl:
+        _derive_split(v)
+    if v.lazy:
+        return v                       # bstarts point into a frame, not here
+    if v.use_dict:
+        run(fc.DICT_RULES, v, mv, sink)
+        if not sink.ok("chunk.dict.dsize", "chunk.dict.dict"):
+            return None
+        dsize = fc.FAST_DSIZE.unpack_from(mv, v.ofs_dict)[0]
+        start = v.ofs_dict + fc.FAST_DSIZE.size
+        v.dict = bytes(mv[start:start + dsize])
+        v.ofs_streams = start + dsize
+    run(fc.BSTART_RULES, v, mv, sink)
+    if not v.vl:
+        run(fc.SPLIT_RULES, v, mv, sink)
+    return v
+
+
+def _read(mv: memoryview, max_nbytes: int = MAX_NBYTES) -> ChunkView:
+    """``_scan`` in the reader's mode: the first error raises."""
+    v = _scan(mv, RaiseFirst(), max_nbytes)
+    assert v is not None       # RaiseFirst raised otherwise
+    return v
 
 
 # ---------------------------------------------------------------------------
@@ -302,40 +201,46 @@ class Chunk:
     ofs_streams: int = 0
     slots: list[int] = field(default_factory=list)
     filters_meta: list[int] = field(default_factory=list)
+    extended: bool = True
+    compformat: int = 0
 
 
-def _codec_label(i: _Info) -> str:
-    if i.compformat == enums.COMPFORMAT_UDCODEC:
-        return enums.codec_name(i.udcodec)
-    return enums.COMPFORMATS[i.compformat]
+def _codec_label(v: ChunkView) -> str:
+    """The stored format's codec name; for codec format 6 the udcodec byte
+    names it, which only the six-slot extended header has."""
+    if v.compformat == enums.COMPFORMAT_UDCODEC:
+        if not v.extended or v.version in fc.EXTENDED_HEADERS:
+            return "udcodec-missing"
+        return enums.codec_name(v.udcodec)
+    return enums.COMPFORMATS[v.compformat]
 
 
 def parse_chunk(src) -> Chunk:
     """Describe the chunk in ``src`` (bytes-like) without decompressing it.
 
-    Raises FormatError (offset and path set) for a malformed chunk.
+    Raises FormatError (offset, path and rule set) for a malformed chunk.
     """
     mv = _view(src)
-    i = _read_info(mv)
-    header = parse(fc.Header, mv, 0, "chunk.header")
-    if i.special == 3:
-        i.value = bytes(mv[fc.LEN_EXTENDED:i.cbytes])
-    flist = [(enums.filter_name(f), m) for f, m in zip(i.slots, i.metas) if f]
+    v = _read(mv)
+    header = parse(fc.Header, mv, 0, "chunk.header", rule="H7")
+    value = bytes(mv[fc.LEN_EXTENDED:v.cbytes]) if v.special == 3 else None
+    flist = [(enums.filter_name(f), m) for f, m in zip(v.slots, v.metas) if f]
     return Chunk(
-        header=header, version=i.version, typesize=i.typesize, nbytes=i.nbytes,
-        cbytes=i.cbytes, blocksize=header.blocksize, nblocks=i.nblocks,
-        codec=_codec_label(i), filters=flist, special=enums.SPECIALS[i.special],
-        memcpyed=i.memcpyed and not i.special, split=i.split, dict=i.dict,
-        bstarts=i.bstarts, lazy=i.lazy, vlblocks=i.vl, versionlz=i.versionlz,
-        instrumented=i.instr, value=i.value, ofs_streams=i.ofs_streams,
-        slots=list(i.slots), filters_meta=list(i.metas))
+        header=header, version=v.version, typesize=v.typesize, nbytes=v.nbytes,
+        cbytes=v.cbytes, blocksize=v.hdr_blocksize, nblocks=v.nblocks,
+        codec=_codec_label(v), filters=flist, special=enums.SPECIALS[v.special],
+        memcpyed=v.memcpyed and not v.special, split=v.split, dict=v.dict,
+        bstarts=v.bstarts, lazy=v.lazy, vlblocks=v.vl, versionlz=v.versionlz,
+        instrumented=v.instr, value=value, ofs_streams=v.ofs_streams,
+        slots=list(v.slots), filters_meta=list(v.metas), extended=v.extended,
+        compformat=v.compformat)
 
 
 def chunk_sizes(src) -> tuple[int, int, int]:
     """``(nbytes, cbytes, blocksize)`` from the 16-byte header alone."""
     mv = _view(src)
     if len(mv) < fc.LEN_HEADER:
-        fail("H1", len(mv), "chunk.header", f"a chunk needs at least 16 bytes, got {len(mv)}")
+        fail(fc.H1, len(mv), None, f"a chunk needs at least {fc.LEN_HEADER} bytes, got {len(mv)}")
     _, _, _, _, nbytes, blocksize, cbytes = fc.FAST_HEADER.unpack_from(mv, 0)
     return nbytes, cbytes, blocksize
 
@@ -356,41 +261,68 @@ def _view(src) -> memoryview:
 # Decoding
 # ---------------------------------------------------------------------------
 
-class _Decoder:
-    """Decodes the blocks of one regular or VL-block chunk."""
+def _codec(v: ChunkView) -> tuple[Codec | None, FormatError | None]:
+    """The stream decoder of a regular chunk, or the error to raise when a
+    stream needs it (a chunk whose streams are all zeros, runs or raw bytes
+    decodes without its codec)."""
+    has_ud = v.extended and v.version not in fc.EXTENDED_HEADERS
+    if v.compformat == enums.COMPFORMAT_UDCODEC and not has_ud:
+        return None, UnsupportedError(
+            "codec format 6 names its codec in the extended header's udcodec byte, "
+            "which this header does not have", fc.OFFSETS["chunk.header.flags.compformat"],
+            "chunk.header.flags.compformat", rule=fc.T_CODEC.id)
+    path = ("chunk.header.extended.udcodec" if v.compformat == enums.COMPFORMAT_UDCODEC
+            else "chunk.header.flags.compformat")
+    try:
+        return decoder_for(v.compformat, v.udcodec if has_ud else None,
+                           fc.OFFSETS[path], path), None
+    except UnsupportedError as e:
+        return None, UnsupportedError(e.message, e.offset, e.path, rule=fc.T_CODEC.id)
 
-    def __init__(self, i: _Info, src: memoryview):
-        self.i = i
+
+def _pipeline(v: ChunkView, sink: Sink) -> list[tuple[Any, int, int]]:
+    """``(decoder, meta, filter id)`` in decode order; an unknown filter is
+    reported as T-filter."""
+    pipeline = []
+    for slot in range(5, -1, -1):
+        fid = v.slots[slot]
+        if fid not in _filters.DECODERS:
+            if v.extended:
+                ofs = fc.OFFSETS["chunk.header.extended.filters"] + slot
+                path = f"chunk.header.extended.filters[{slot}]"
+            else:
+                ofs, path = fc.OFFSETS["chunk.header.flags"], "chunk.header.flags"
+            sink(f"filter {enums.filter_name(fid)} (id {fid}) cannot be decoded by this "
+                 "build", ofs, path, rule=fc.T_FILTER)
+            continue
+        fn = _filters.DECODERS[fid]
+        if fn is None:
+            continue
+        if fid == _filters.SHUFFLE and not v.extended and v.typesize <= 1:
+            continue     # a Blosc1 shuffle of 1-byte items is a copy
+        pipeline.append((fn, v.metas[slot], fid))
+    return pipeline
+
+
+def _decodable(v: ChunkView, mv: memoryview, sink: Sink) -> None:
+    """The checks every decode starts with (lazy, instrumented, codec format 7)."""
+    run(fc.DECODABLE_RULES, v, mv, sink)
+    if v.compformat == 7 and not v.memcpyed and not v.special:
+        sink("codec format 7 is defined by a super-chunk, not by the chunk",
+             fc.OFFSETS["chunk.header.flags.compformat"], "chunk.header.flags.compformat",
+             rule=fc.T_CODEC)
+
+
+class _Decoder:
+    """Decodes the blocks of one regular or VL-block chunk, reporting every
+    problem of a block's streams to a sink (the reader's raises)."""
+
+    def __init__(self, v: ChunkView, src: memoryview, sink: Sink):
+        self.v = v
         self.src = src
-        self.codec = None
-        self.codec_error: UnsupportedError | None = None
-        if not i.special and not i.memcpyed:
-            try:
-                # only the 6-slot extended header (versions >= 4) has udcodec
-                has_ud = i.extended and i.version != 3
-                self.codec = decoder_for(i.compformat, i.udcodec if has_ud else None,
-                                         2 if i.compformat != 6 else 22,
-                                         "chunk.header.flags.compformat"
-                                         if i.compformat != 6 else "chunk.header.extended.udcodec")
-            except UnsupportedError as e:
-                self.codec_error = e
-        pipeline = []
-        for slot in range(5, -1, -1):
-            fid = i.slots[slot]
-            if fid not in _filters.DECODERS:
-                ofs = fc.LEN_HEADER + slot if i.extended else 2
-                path = f"chunk.header.extended.filters[{slot}]" if i.extended \
-                    else "chunk.header.flags"
-                raise UnsupportedError(f"filter {enums.filter_name(fid)} (id {fid}) cannot be "
-                                       "decoded by this build", ofs, path)
-            fn = _filters.DECODERS[fid]
-            if fn is None:
-                continue
-            if fid == _filters.SHUFFLE and not i.extended and i.typesize <= 1:
-                continue     # a Blosc1 shuffle of 1-byte items is a copy
-            pipeline.append((fn, i.metas[slot], fid))
-        self.pipeline = pipeline
-        self.uses_delta = any(fid == _filters.DELTA for _, _, fid in pipeline)
+        self.codec, self.codec_error = _codec(v)
+        self.pipeline = _pipeline(v, sink)
+        self.uses_delta = any(fid == _filters.DELTA for _, _, fid in self.pipeline)
         self.local = threading.local()
 
     # -- scratch buffers, one pair per thread
@@ -407,22 +339,22 @@ class _Decoder:
         ``out`` in C when the codec has a native entry; False when it has
         none.  A failing block is decoded again by the Python path, which
         raises the precise FormatError."""
-        i = self.i
+        v = self.v
         entry = _dl.NATIVE_DECODERS.get(self.codec.code) if self.codec is not None else None
         if entry is None or (first and self.uses_delta):
             return False
         pipeline = [(fid, meta) for _fn, meta, fid in self.pipeline]
         failed = native.decode_chunk(
-            self.src, out, cbytes=i.cbytes, bstarts=i.bstarts, nbytes=i.nbytes,
-            blocksize=i.blocksize, typesize=i.typesize, version=i.version, split=i.split,
-            token_follows=i.version >= 4, pipeline=pipeline, codec_kind=entry[0],
-            codec_fns=entry[1], dict=i.dict, nthreads=nthreads, first=first, count=count)
+            self.src, out, cbytes=v.cbytes, bstarts=v.bstarts, nbytes=v.nbytes,
+            blocksize=v.blocksize, typesize=v.typesize, version=v.version, split=v.split,
+            token_follows=v.version >= 4, pipeline=pipeline, codec_kind=entry[0],
+            codec_fns=entry[1], dict=v.dict, nthreads=nthreads, first=first, count=count)
         if failed < 0:
             return True
         block0 = out[:self.block_size(0)] if self.uses_delta else None
         j = failed
-        self.decode_block(j, memoryview(bytearray(self.block_size(j))), block0)
-        fail("B7", i.bstarts[j], f"chunk.blocks[{j}]",
+        self.decode_block(j, memoryview(bytearray(self.block_size(j))), block0, RaiseFirst())
+        fail(fc.B7, v.bstarts[j], f"chunk.blocks[{j}]",
              "the block does not decode (native decoder)")
 
     def need_codec(self) -> Codec:
@@ -433,23 +365,27 @@ class _Decoder:
         return self.codec
 
     def block_size(self, j: int) -> int:
-        i = self.i
-        if j == i.nblocks - 1 and i.nbytes % i.blocksize:
-            return i.nbytes % i.blocksize
-        return i.blocksize
+        v = self.v
+        if j == v.nblocks - 1 and v.nbytes % v.blocksize:
+            return v.nbytes % v.blocksize
+        return v.blocksize
 
-    def decode_block(self, j: int, dst: memoryview, block0: memoryview | None) -> None:
-        """Decode block ``j`` into ``dst`` (exactly the block's size)."""
+    def decode_block(self, j: int, dst: memoryview, block0: memoryview | None,
+                     sink: Sink) -> bool:
+        """Decode block ``j`` into ``dst`` (exactly the block's size); False
+        when a problem was reported (only a collecting sink returns)."""
         bsize = len(dst)
         if self.pipeline:
             a, b = self.scratch(bsize)
             target = a
         else:
             target = dst
-        self.read_streams(j, target, bsize)
+        if not self.read_streams(j, target, bsize, sink):
+            return False
         if self.pipeline:
-            self.unfilter(a, b, dst, _filters.BlockContext(self.i.version, self.i.typesize,
+            self.unfilter(a, b, dst, _filters.BlockContext(self.v.version, self.v.typesize,
                                                            j, block0))
+        return True
 
     def unfilter(self, a: memoryview, b: memoryview, dst: memoryview, ctx) -> None:
         """Undo the pipeline on the streams decoded into ``a``, ping-ponging
@@ -461,64 +397,108 @@ class _Decoder:
             fn(cur, nxt, meta, ctx)
             cur = nxt
 
-    def read_streams(self, j: int, out: memoryview, bsize: int) -> None:
-        i, src = self.i, self.src
-        leftover = bsize != i.blocksize
-        nstreams = i.typesize if (i.split and not leftover) else 1
+    def read_streams(self, j: int, out: memoryview, bsize: int, sink: Sink) -> bool:
+        """Walk and decode the streams of block ``j`` into ``out``; False after
+        the first problem of the block (reported to ``sink``)."""
+        v, src = self.v, self.src
+        leftover = bsize != v.blocksize
+        nstreams = v.typesize if (v.split and not leftover) else 1
         neblock = bsize // nstreams
-        pos = i.bstarts[j]
-        end = i.cbytes
-        token_follows = i.version >= 4
+        pos = v.bstarts[j]
+        end = v.cbytes
+        token_follows = v.version >= 4
         for k in range(nstreams):
             path = f"chunk.blocks[{j}].streams[{k}]"
-            if pos + 4 > end:
-                fail("B4", end, path + ".csize", "the chunk ends before this stream's size")
-            csize = _I32.unpack_from(src, pos)[0]
-            pos += 4
+            if pos + fc.LEN_CSIZE > end:
+                sink("the chunk ends before this stream's size", end, path + ".csize",
+                     rule=fc.B4)
+                return False
+            csize = fc.FAST_CSIZE.unpack_from(src, pos)[0]
+            pos += fc.LEN_CSIZE
             seg = out[k * neblock:(k + 1) * neblock]
             if csize == 0:
-                seg[:] = bytes(neblock) if neblock < 4096 else _zeros(neblock)
+                _zero_fill(seg)
             elif csize < 0:
                 if token_follows:
                     if pos >= end:
-                        fail("B5", end, path + ".token", "the chunk ends before the run token")
+                        sink("the chunk ends before the run token", end, path + ".token",
+                             rule=fc.B5)
+                        return False
                     token = src[pos]
-                    if not token & 1:
-                        raise UnsupportedError(f"stream token {token:#04x} is not a run "
-                                               "(other encodings are reserved)",
-                                               pos, path + ".token")
-                    pos += 1
+                    if not token & fc.TOKEN_RUN:
+                        sink(f"stream token {token:#04x} is not a run (other encodings are "
+                             "reserved)", pos, path + ".token", rule=fc.T_TOKEN)
+                        return False
+                    pos += fc.LEN_TOKEN
                 if csize < -255:
-                    fail("B6", pos - 4 - token_follows, path + ".csize",
-                         f"a run stream encodes one byte, csize {csize} is below -255")
+                    sink(f"a run stream encodes one byte, csize {csize} is below -255",
+                         pos - fc.LEN_CSIZE - (fc.LEN_TOKEN if token_follows else 0),
+                         path + ".csize", rule=fc.B6)
+                    return False
                 _fill(seg, -csize)
             else:
                 if csize > end - pos:
-                    fail("B4", pos - 4, path + ".csize",
-                         f"stream of {csize} bytes runs past the chunk end ({end})")
+                    sink(f"stream of {csize} bytes runs past the chunk end ({end})",
+                         pos - fc.LEN_CSIZE, path + ".csize", rule=fc.B4)
+                    return False
                 payload = src[pos:pos + csize]
                 if csize == neblock:
                     seg[:] = payload
                 else:
                     codec = self.need_codec()
-                    got = codec.decompress_into(payload, seg, i.dict)
+                    got = codec.decompress_into(payload, seg, v.dict)
                     if got != neblock:
-                        fail("B7", pos, path + ".cdata",
-                             f"{codec.name} stream decoded to {got} bytes, expected {neblock}")
+                        sink(_codec_failure(codec, got, neblock), pos, path + ".cdata",
+                             rule=fc.B7)
+                        return False
                 pos += csize
+        return True
 
-    def decode_vl_block(self, j: int, dst: memoryview) -> None:
-        i, src = self.i, self.src
-        start = i.bstarts[j]
-        stop = i.bstarts[j + 1] if j + 1 < i.nblocks else i.cbytes
-        size = _I32.unpack_from(src, start)[0]
-        plen = stop - start - 4
+    def vl_spans(self, sink: Sink) -> list[tuple[int, int]] | None:
+        """``(output offset, size)`` of every VL block, its sizes checked
+        (VL3, VL4, VL7); None after a problem."""
+        v, src = self.v, self.src
+        spans = []
+        total = 0
+        for j, b in enumerate(v.bstarts):
+            nxt = v.bstarts[j + 1] if j + 1 < v.nblocks else v.cbytes
+            if nxt > v.cbytes:
+                sink("block runs past cbytes", fc.bstart_offset(v, j + 1),
+                     f"chunk.bstarts[{j + 1}]", rule=fc.VL3)
+                return None
+            size = fc.FAST_VLSIZE.unpack_from(src, b)[0]
+            if size <= 0:
+                sink(f"VL-block size {size} is not positive", b, f"chunk.blocks[{j}].size",
+                     rule=fc.VL4)
+                return None
+            if total + size > v.nbytes:
+                sink(f"VL-block sizes add up past nbytes ({v.nbytes})", b,
+                     f"chunk.blocks[{j}].size", rule=fc.VL7)
+                return None
+            spans.append((total, size))
+            total += size
+        if total != v.nbytes:
+            sink(f"VL-block sizes add up to {total}, nbytes is {v.nbytes}",
+                 fc.OFFSETS["chunk.header.nbytes"], "chunk.header.nbytes", rule=fc.VL7)
+            return None
+        return spans
+
+    def decode_vl_block(self, j: int, dst: memoryview, sink: Sink) -> bool:
+        v, src = self.v, self.src
+        start = v.bstarts[j]
+        stop = v.bstarts[j + 1] if j + 1 < v.nblocks else v.cbytes
+        size = fc.FAST_VLSIZE.unpack_from(src, start)[0]
+        head = fc.FAST_VLSIZE.size
+        plen = stop - start - head
         path = f"chunk.blocks[{j}]"
         if size != len(dst):
-            fail("VL5", start, path + ".size", f"block size {size} disagrees with {len(dst)}")
+            sink(f"block size {size} disagrees with {len(dst)}", start, path + ".size",
+                 rule=fc.VL5)
+            return False
         if plen <= 0:
-            fail("VL6", start + 4, path + ".payload", "empty VL-block payload")
-        payload = src[start + 4:stop]
+            sink("empty VL-block payload", start + head, path + ".payload", rule=fc.VL6)
+            return False
+        payload = src[start + head:stop]
         target = dst
         if self.pipeline:
             a, b = self.scratch(size)
@@ -527,101 +507,89 @@ class _Decoder:
             target[:] = payload
         else:
             codec = self.need_codec()
-            got = codec.decompress_into(payload, target, i.dict)
+            got = codec.decompress_into(payload, target, v.dict)
             if got != size:
-                fail("B7", start + 4, path + ".payload",
-                     f"{codec.name} stream decoded to {got} bytes, expected {size}")
+                sink(_codec_failure(codec, got, size), start + head, path + ".payload",
+                     rule=fc.B7)
+                return False
         if self.pipeline:
             # VL blocks are delta-encoded against themselves (offset 0).
-            self.unfilter(a, b, dst, _filters.BlockContext(i.version, i.typesize, 0, None))
+            self.unfilter(a, b, dst, _filters.BlockContext(v.version, v.typesize, 0, None))
+        return True
 
 
-_ZERO_CACHE: dict[int, bytes] = {}
+def _codec_failure(codec: Codec, got: int, expected: int) -> str:
+    """What went wrong in a codec call, in words (the codec knows its codes)."""
+    return codec.describe_failure(got, expected)
 
 
-def _zeros(n: int) -> bytes:
-    z = _ZERO_CACHE.get(n)
-    if z is None:
-        z = bytes(n)
-        if len(_ZERO_CACHE) < 16:
-            _ZERO_CACHE[n] = z
-    return z
+# Zero runs are filled from one shared zero buffer; its size is bounded so
+# that hostile chunks claiming huge blocks cannot make it hold memory.
+_ZEROS = bytes(1 << 16)
+
+
+def _zero_fill(out: memoryview) -> None:
+    step = len(_ZEROS)
+    n = len(out)
+    if n <= step:
+        out[:] = _ZEROS[:n]
+        return
+    out[:step] = _ZEROS
+    filled = step
+    while filled < n:       # doubling copies from the part already zeroed
+        k = min(filled, n - filled)
+        out[filled:filled + k] = out[:k]
+        filled += k
 
 
 def _fill(seg: memoryview, value: int) -> None:
-    seg[:] = bytes([value]) * len(seg)
+    if len(seg):
+        seg[0] = value
+        _repeat_from(seg, 1)
 
 
-def _vl_sizes(i: _Info, src: memoryview) -> list[int]:
-    sizes = []
-    total = 0
-    for j, b in enumerate(i.bstarts):
-        nxt = i.bstarts[j + 1] if j + 1 < i.nblocks else i.cbytes
-        if nxt > i.cbytes:
-            fail("VL3", i.overhead + 4 * j, f"chunk.bstarts[{j + 1}]", "block runs past cbytes")
-        size = _I32.unpack_from(src, b)[0]
-        if size <= 0:
-            fail("VL4", b, f"chunk.blocks[{j}].size", f"VL-block size {size} is not positive")
-        total += size
-        if total > i.nbytes:
-            fail("VL7", b, f"chunk.blocks[{j}].size",
-                 f"VL-block sizes add up past nbytes ({i.nbytes})")
-        sizes.append(size)
-    if total != i.nbytes:
-        fail("VL7", 4, "chunk.header.nbytes",
-             f"VL-block sizes add up to {total}, nbytes is {i.nbytes}")
-    return sizes
+def _repeat_from(out: memoryview, filled: int) -> None:
+    """Repeat ``out[:filled]`` over the rest of ``out`` (log2 slice copies)."""
+    n = len(out)
+    while filled < n:
+        k = min(filled, n - filled)
+        out[filled:filled + k] = out[:k]
+        filled += k
 
 
-def _check_decodable(i: _Info) -> None:
-    if i.lazy:
-        raise UnsupportedError("lazy chunks exist only inside C-Blosc2's memory; "
-                               "their data is not in the chunk", 31,
-                               "chunk.header.extended.blosc2_flags.lazy", rule="T-lazy")
-    if i.instr:
-        raise UnsupportedError("instrumented chunks hold codec statistics, not data", 31,
-                               "chunk.header.extended.blosc2_flags.instrumented",
-                               rule="T-instr")
-    if i.compformat == 7 and not i.memcpyed and not i.special:
-        raise UnsupportedError("codec format 7 is defined by a super-chunk", 2,
-                               "chunk.header.flags.compformat")
-
-
-def _decode_all(i: _Info, src: memoryview, out: memoryview, nthreads: int) -> None:
-    """Decode the whole chunk described by ``i`` into ``out`` (nbytes long)."""
-    _check_decodable(i)
-    if i.nbytes == 0:
+def _decode_all(v: ChunkView, src: memoryview, out: memoryview, nthreads: int) -> None:
+    """Decode the whole chunk described by ``v`` into ``out`` (nbytes long)."""
+    sink = RaiseFirst()
+    _decodable(v, src, sink)
+    if v.nbytes == 0:
         return
-    if i.special:
-        _fill_special(i, src, out)
+    if v.special:
+        _fill_special(v, src, out)
         return
-    if i.memcpyed:
-        out[:] = src[i.overhead:i.overhead + i.nbytes]
+    if v.memcpyed:
+        out[:] = src[v.overhead:v.overhead + v.nbytes]
         return
-    dec = _Decoder(i, src)
-    if i.vl:
-        sizes = _vl_sizes(i, src)
-        pos = 0
-        spans = []
-        for s in sizes:
-            spans.append((pos, s))
-            pos += s
+    dec = _Decoder(v, src, sink)
+    if v.vl:
+        spans = dec.vl_spans(sink)
+        assert spans is not None
         _run(nthreads, len(spans),
-             lambda j: dec.decode_vl_block(j, out[spans[j][0]:spans[j][0] + spans[j][1]]))
+             lambda j: dec.decode_vl_block(j, out[spans[j][0]:spans[j][0] + spans[j][1]],
+                                           RaiseFirst()))
         return
     if dec.decode_native(out, nthreads):
         return
-    bs = i.blocksize
+    bs = v.blocksize
     block0 = out[:dec.block_size(0)] if dec.uses_delta else None
 
     def one(j: int) -> None:
-        dec.decode_block(j, out[j * bs:j * bs + dec.block_size(j)], block0)
+        dec.decode_block(j, out[j * bs:j * bs + dec.block_size(j)], block0, RaiseFirst())
 
     if dec.uses_delta:
         one(0)                       # every other block is XORed against block 0
-        _run(nthreads, i.nblocks - 1, lambda j: one(j + 1))
+        _run(nthreads, v.nblocks - 1, lambda j: one(j + 1))
     else:
-        _run(nthreads, i.nblocks, one)
+        _run(nthreads, v.nblocks, one)
 
 
 def _run(nthreads: int, count: int, fn) -> None:
@@ -634,60 +602,53 @@ def _run(nthreads: int, count: int, fn) -> None:
         list(pool.map(fn, range(count)))
 
 
-def _special_unit(i: _Info, src: memoryview) -> bytes:
+def _special_unit(v: ChunkView, src: memoryview) -> bytes:
     """The bytes a special chunk repeats (uninit is zero-filled: stricter than C)."""
-    if i.special in (1, 4):
+    if v.special in (1, 4):
         return b"\0"
-    if i.special == 2:
-        return _NAN[i.typesize]
-    return bytes(src[fc.LEN_EXTENDED:i.cbytes])
+    if v.special == 2:
+        return _NAN[v.typesize]
+    return bytes(src[fc.LEN_EXTENDED:v.cbytes])
 
 
-def _fill_special(i: _Info, src: memoryview, out: memoryview) -> None:
-    if i.special in (1, 4):
+def _fill_special(v: ChunkView, src: memoryview, out: memoryview) -> None:
+    if v.special in (1, 4):
         _zero_fill(out)
     else:
-        _repeat(out, _special_unit(i, src))
-
-
-def _zero_fill(out: memoryview) -> None:
-    step = 1 << 20
-    z = _zeros(min(step, len(out)))
-    for p in range(0, len(out), step):
-        q = min(p + step, len(out))
-        out[p:q] = z[:q - p]
+        _repeat(out, _special_unit(v, src))
 
 
 def _repeat(out: memoryview, unit: bytes) -> None:
-    n = len(out)
-    if n == 0:
-        return
-    filled = min(len(unit), n)
+    filled = min(len(unit), len(out))
     out[:filled] = unit[:filled]
-    while filled < n:       # doubling copies: log2(n) slice assignments
-        k = min(filled, n - filled)
-        out[filled:filled + k] = out[:k]
-        filled += k
+    _repeat_from(out, filled)
 
 
 def _check_threads(nthreads: int) -> int:
-    if not isinstance(nthreads, int) or nthreads < 1:
-        raise ValueError(f"nthreads must be a positive int, got {nthreads!r}")
+    if isinstance(nthreads, bool) or not isinstance(nthreads, int):
+        raise TypeError(f"nthreads must be an int, not {type(nthreads).__name__}")
+    if not 1 <= nthreads <= MAX_THREADS:
+        raise ValueError(f"nthreads must be in 1..{MAX_THREADS}, got {nthreads}")
     return nthreads
 
 
 def decompress(src, *, nthreads: int = 1, max_nbytes: int = MAX_NBYTES) -> bytes:
     """Decode a whole chunk of any format version.
 
-    ``nthreads`` > 1 decodes blocks in parallel threads (the codecs release
-    the GIL).  ``max_nbytes`` caps the uncompressed size a header may claim.
-    Raises FormatError / UnsupportedError for bad or undecodable input.
+    ``nthreads`` (1..64) decodes blocks in parallel threads.  ``max_nbytes``
+    caps the uncompressed size (bytes) a header may claim.  Raises
+    FormatError / UnsupportedError for bad or undecodable input.
     """
-    _check_threads(nthreads)
+    if nthreads != 1:
+        _check_threads(nthreads)
+    if _FAST is not None:
+        done = _decompress_fast(src, _FAST, nthreads, max_nbytes)
+        if done is not None:
+            return done
     mv = _view(src)
-    i = _read_info(mv, max_nbytes)
-    obj, out = _buffers.new_bytes(i.nbytes)
-    _decode_all(i, mv, out, nthreads)
+    v = _read(mv, max_nbytes)
+    obj, out = _buffers.new_bytes(v.nbytes)
+    _decode_all(v, mv, out, nthreads)
     out.release()
     return _buffers.finish(obj)
 
@@ -696,6 +657,10 @@ def decompress_into(src, dst, *, nthreads: int = 1) -> int:
     """Decode a chunk into the writable bytes-like ``dst`` (at least nbytes
     long, else ValueError) and return nbytes."""
     _check_threads(nthreads)
+    if _FAST is not None:
+        n = native.decompress_fast_into(src, dst, _FAST, nthreads)
+        if n is not None:
+            return n
     mv = _view(src)
     try:
         out = memoryview(dst)
@@ -704,52 +669,157 @@ def decompress_into(src, dst, *, nthreads: int = 1) -> int:
     if out.readonly:
         raise TypeError("dst must be writable")
     out = out.cast("B") if out.format != "B" or out.ndim != 1 else out
-    i = _read_info(mv, MAX_NBYTES)
-    if len(out) < i.nbytes:
-        raise ValueError(f"dst holds {len(out)} bytes, the chunk needs {i.nbytes}")
-    _decode_all(i, mv, out[:i.nbytes], nthreads)
-    return i.nbytes
+    v = _read(mv, MAX_NBYTES)
+    if len(out) < v.nbytes:
+        raise ValueError(f"dst holds {len(out)} bytes, the chunk needs {v.nbytes}")
+    _decode_all(v, mv, out[:v.nbytes], nthreads)
+    return v.nbytes
+
+
+def _index(name: str, value) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
 
 
 def getitem(src, start: int, nitems: int) -> bytes:
     """Items ``[start, start + nitems)`` of the chunk's typesize, decoding only
-    the blocks that hold them (plus block 0 when the delta filter needs it)."""
+    the blocks that hold them (plus block 0 when the delta filter needs it).
+
+    Memory: the result plus at most two blocks of scratch (the partial
+    blocks at either end of the range).
+    """
+    start, nitems = _index("start", start), _index("nitems", nitems)
     mv = _view(src)
-    i = _read_info(mv)
-    _check_decodable(i)
-    ts = i.typesize
-    if start < 0 or nitems < 0 or (start + nitems) * ts > i.nbytes:
+    v = _read(mv)
+    _decodable(v, mv, RaiseFirst())
+    ts = v.typesize
+    if start < 0 or nitems < 0 or (start + nitems) * ts > v.nbytes:
         raise ValueError(f"items [{start}, {start + nitems}) of {ts} bytes are outside "
-                         f"the chunk's {i.nbytes} bytes")
+                         f"the chunk's {v.nbytes} bytes")
     lo, hi = start * ts, (start + nitems) * ts
     if hi == lo:
         return b""
-    if i.special or i.memcpyed or i.vl:
-        if i.memcpyed and not i.special:
-            return bytes(mv[i.overhead + lo:i.overhead + hi])
-        if i.special:
-            unit = _special_unit(i, mv)
-            base = lo - lo % len(unit)       # the range, aligned to the unit
-            buf = memoryview(bytearray(hi - base))
-            _repeat(buf, unit)
-            return bytes(buf[lo - base:])
-        return decompress(mv)[lo:hi]
-    dec = _Decoder(i, mv)
-    bs = i.blocksize
+    if v.memcpyed and not v.special:
+        return bytes(mv[v.overhead + lo:v.overhead + hi])
+    obj, out = _buffers.new_bytes(hi - lo)
+    if v.special:
+        unit = _special_unit(v, mv)
+        skip = lo % len(unit)          # the range starts inside a repeated unit
+        _repeat(out, (unit[skip:] + unit[:skip]))
+    elif v.vl:
+        _decode_vl_range(v, mv, out, lo, hi)
+    else:
+        _decode_range(v, mv, out, lo, hi)
+    out.release()
+    return _buffers.finish(obj)
+
+
+def _decode_range(v: ChunkView, mv: memoryview, out: memoryview, lo: int, hi: int) -> None:
+    """Bytes ``[lo, hi)`` of a regular chunk into ``out``: whole blocks
+    straight into place, the partial ones at either end through scratch."""
+    dec = _Decoder(v, mv, RaiseFirst())
+    bs = v.blocksize
     first, last = lo // bs, (hi - 1) // bs
-    base = first * bs
-    _keep, buf = _buffers.new_bytes((last - first + 1) * bs)   # scratch, never handed out
-    if dec.decode_native(buf, 1, first, last - first + 1):
-        return bytes(buf[lo - base:hi - base])
     block0 = None
     if dec.uses_delta:
         block0 = memoryview(bytearray(dec.block_size(0)))
-        dec.decode_block(0, block0, None)
+        if not dec.decode_native(block0, 1, 0, 1):
+            dec.decode_block(0, block0, None, RaiseFirst())
     for j in range(first, last + 1):
-        size = dec.block_size(j)
-        dst = buf[(j - first) * bs:(j - first) * bs + size]
+        b_lo, size = j * bs, dec.block_size(j)
+        a, b = max(lo, b_lo), min(hi, b_lo + size)
         if j == 0 and block0 is not None:
-            dst[:] = block0
-        else:
-            dec.decode_block(j, dst, block0)
-    return bytes(buf[lo - base:hi - base])
+            out[a - lo:b - lo] = block0[a - b_lo:b - b_lo]
+            continue
+        # a whole full block decodes in place; the native decoder wants room
+        # for a full block, so a short last block goes through scratch too
+        direct = a == b_lo and b == b_lo + size == b_lo + bs
+        buf = out[a - lo:b - lo] if direct else memoryview(bytearray(bs))
+        if dec.uses_delta or not dec.decode_native(buf, 1, j, 1):
+            dec.decode_block(j, buf[:size], block0, RaiseFirst())
+        if not direct:
+            out[a - lo:b - lo] = buf[a - b_lo:b - b_lo]
+
+
+def _decode_vl_range(v: ChunkView, mv: memoryview, out: memoryview, lo: int, hi: int) -> None:
+    sink = RaiseFirst()
+    dec = _Decoder(v, mv, sink)
+    spans = dec.vl_spans(sink)
+    assert spans is not None
+    for j, (ofs, size) in enumerate(spans):
+        a, b = max(lo, ofs), min(hi, ofs + size)
+        if a >= b:
+            continue
+        whole = a == ofs and b == ofs + size
+        dst = out[a - lo:b - lo] if whole else memoryview(bytearray(size))
+        dec.decode_vl_block(j, dst, sink)
+        if not whole:
+            out[a - lo:b - lo] = dst[a - ofs:b - ofs]
+
+
+# ---------------------------------------------------------------------------
+# Every problem at once (the validator's chunk check)
+# ---------------------------------------------------------------------------
+
+def check_chunk(src, *, deep: bool = True) -> list[Problem]:
+    """Every problem of the chunk in ``src``, in the order found: the same
+    rules as the reader, run into a collecting sink.  ``deep`` walks and
+    decodes every block (block by block: memory stays at one block of
+    scratch); without it only the header, bstarts and dictionary are checked.
+    Never raises for bytes input."""
+    mv = _view(src)
+    sink = Collect()
+    v = _scan(mv, sink)
+    if v is None:
+        return sink.problems
+    _decodable(v, mv, sink)
+    if v.special or v.memcpyed or v.nbytes == 0 or v.lazy or not sink.ok(*_DECODE_NEEDS):
+        return sink.problems
+    dec = _Decoder(v, mv, sink)
+    if not deep or not sink.ok("chunk.header.extended.filters[]") or any(
+            p.rule == fc.T_FILTER.id for p in sink.problems):
+        return sink.problems
+    try:
+        _check_blocks(v, dec, sink)
+    except UnsupportedError as e:    # the codec is needed and not available
+        sink.error(e)
+    return sink.problems
+
+
+# Errors after which blocks cannot be walked.
+_DECODE_NEEDS = ("chunk.bstarts", "chunk.dict.dsize", "chunk.dict.dict",
+                 "chunk.header.blocksize", "chunk.header.typesize",
+                 "chunk.header.extended.blosc2_flags.lazy",
+                 "chunk.header.extended.blosc2_flags.instrumented",
+                 "chunk.header.flags.compformat")
+
+
+def _check_blocks(v: ChunkView, dec: _Decoder, sink: Collect) -> None:
+    """Walk and decode every block whose bstart is sound, one at a time."""
+    if v.vl:
+        if not sink.ok("chunk.bstarts[]"):
+            return                   # VL blocks are delimited by their neighbours
+        spans = dec.vl_spans(sink)
+        if spans is not None:
+            for j, (_ofs, size) in enumerate(spans):
+                dec.decode_vl_block(j, memoryview(bytearray(size)), sink)
+        return
+    def sound(j: int) -> bool:
+        return sink.ok(f"chunk.bstarts[{j}]")
+
+    block0 = None
+    if dec.uses_delta and sound(0):
+        block0 = memoryview(bytearray(dec.block_size(0)))
+        if not dec.decode_block(0, block0, None, sink):
+            block0 = None
+    scratch = memoryview(bytearray(v.blocksize))
+    for j in range(1 if dec.uses_delta else 0, v.nblocks):
+        if not sound(j):
+            continue
+        size = dec.block_size(j)
+        if dec.uses_delta and block0 is None:
+            dec.read_streams(j, scratch[:size], size, sink)     # structure only
+            continue
+        dec.decode_block(j, scratch[:size], block0, sink)

@@ -1,44 +1,112 @@
 """The ``blosckit`` command line.
 
-Commands print one clear line on stderr for bad input and exit 1 (2 for
-usage errors); ``--traceback`` shows the Python traceback instead.
+Exit codes: 0 fine, 1 corrupt or unreadable input, 2 usage errors (bad
+parameters), 3 valid input that uses a feature this build cannot decode.
+Bad input gives one clear line on stderr, never a traceback; ``--traceback``
+(before or after the command) shows it.  Commands over several files go on
+after a bad one and exit with the worst status.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import re
+import struct
 import sys
 from pathlib import Path
+from typing import Callable
 
 from . import __version__
-from .errors import FormatError
+from .errors import FormatError, UnsupportedError
+
+EXIT_OK, EXIT_CORRUPT, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """A bad parameter found after argument parsing (exit 2)."""
+
+
+# ---------------------------------------------------------------------------
+# Error handling
+# ---------------------------------------------------------------------------
+
+def _run_guarded(name: str, fn: Callable[[], int], traceback: bool) -> int:
+    """Run ``fn`` for the file ``name``; turn failures into one stderr line
+    naming the file and an exit status."""
+    try:
+        return fn()
+    except BrokenPipeError:          # output piped into head & co.
+        sys.stderr.close()
+        return EXIT_OK
+    except Exception as e:           # noqa: BLE001 -- every failure gets one line
+        if traceback:
+            raise
+        status, line = _describe(name, e)
+        print(f"blosckit: {line}", file=sys.stderr)
+        return status
+
+
+def _rule(err: FormatError) -> str:
+    return f" [{err.rule}]" if err.rule else ""
+
+
+def _describe(name: str, e: Exception) -> tuple[int, str]:
+    """Exit status and message for an exception raised while handling ``name``."""
+    if isinstance(e, UnsupportedError):     # a FormatError too: test it first
+        return EXIT_UNSUPPORTED, (f"{name}:{e.offset}: unsupported: {e.path}: "
+                                  f"{e.message}{_rule(e)}")
+    if isinstance(e, FormatError):
+        return EXIT_CORRUPT, f"{name}:{e.offset}: error: {e.path}: {e.message}{_rule(e)}"
+    if isinstance(e, (UsageError, ValueError)):
+        # FormatError is handled above: a plain ValueError is a bad parameter
+        return EXIT_USAGE, f"usage error: {e}"
+    if isinstance(e, OSError):
+        what = e.strerror or type(e).__name__
+        where = e.filename if e.filename is not None else name
+        return EXIT_CORRUPT, f"{where}: error: cannot read or write: {what}"
+    if isinstance(e, MemoryError):
+        return EXIT_CORRUPT, f"{name}: error: out of memory (input too large?)"
+    return EXIT_CORRUPT, (f"{name}: error: unexpected {type(e).__name__}: {e} "
+                          "(run with --traceback for details)")
 
 
 def _read(path: str) -> bytes:
     return Path(path).read_bytes()
 
 
-def _info(args) -> int:
+# ---------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------
+
+def _info_one(path: str, as_json: bool) -> int:
     from .chunk import parse_chunk
+    c = parse_chunk(_read(path))
+    d = {
+        "file": path, "kind": "chunk", "version": c.version, "versionlz": c.versionlz,
+        "codec": c.codec, "filters": [list(f) for f in c.filters],
+        "typesize": c.typesize, "nbytes": c.nbytes, "cbytes": c.cbytes,
+        "ratio": round(c.nbytes / c.cbytes, 3) if c.cbytes else None,
+        "blocksize": c.blocksize, "nblocks": c.nblocks, "split": c.split,
+        "special": c.special, "memcpyed": c.memcpyed, "vlblocks": c.vlblocks,
+        "dict": len(c.dict) if c.dict is not None else None, "lazy": c.lazy,
+    }
+    if as_json:
+        print(json.dumps(d), flush=True)
+        return EXIT_OK
+    lines = [f"{path}: Blosc chunk, format version {c.version}"]
+    lines += [f"  {k:10} {v}" for k, v in d.items() if k not in ("file", "kind")]
+    print("\n".join(lines), flush=True)
+    return EXIT_OK
+
+
+def _info(args) -> int:
+    """Every file in turn; the exit status is the worst one."""
+    worst = EXIT_OK
     for path in args.files:
-        c = parse_chunk(_read(path))
-        d = {
-            "file": path, "kind": "chunk", "version": c.version, "versionlz": c.versionlz,
-            "codec": c.codec, "filters": [list(f) for f in c.filters],
-            "typesize": c.typesize, "nbytes": c.nbytes, "cbytes": c.cbytes,
-            "ratio": round(c.nbytes / c.cbytes, 3) if c.cbytes else None,
-            "blocksize": c.blocksize, "nblocks": c.nblocks, "split": c.split,
-            "special": c.special, "memcpyed": c.memcpyed, "vlblocks": c.vlblocks,
-            "dict": len(c.dict) if c.dict is not None else None, "lazy": c.lazy,
-        }
-        if args.json:
-            print(json.dumps(d))
-        else:
-            print(f"{path}: Blosc chunk, format version {c.version}")
-            for k, v in d.items():
-                if k not in ("file", "kind"):
-                    print(f"  {k:10} {v}")
-    return 0
+        status = _run_guarded(path, lambda p=path: _info_one(p, args.json), args.traceback)
+        worst = max(worst, status)
+    return worst
 
 
 def _inspect(args) -> int:
@@ -47,7 +115,7 @@ def _inspect(args) -> int:
     nodes = list(chunk_nodes(_read(args.file)))
     if args.json:
         print(json.dumps([n._asdict() for n in nodes], default=str))
-        return 0
+        return EXIT_OK
     for n in nodes:
         depth = n.path.count(".")
         name = n.path.rsplit(".", 1)[-1] if depth else n.path
@@ -57,7 +125,7 @@ def _inspect(args) -> int:
         note = f" ({note})" if note else ""
         doc = f"  # {n.doc}" if n.doc else ""
         print(f"{where} {'  ' * depth}{name}{val}{note}{doc}")
-    return 0
+    return EXIT_OK
 
 
 def _decompress(args) -> int:
@@ -65,79 +133,212 @@ def _decompress(args) -> int:
     data = decompress(_read(args.input), nthreads=args.nthreads)
     Path(args.output).write_bytes(data)
     print(f"{args.input}: {len(data)} bytes -> {args.output}", file=sys.stderr)
-    return 0
+    return EXIT_OK
+
+
+# --- .npy input ---------------------------------------------------------------
+
+NPY_MAGIC = b"\x93NUMPY"
+_SIMPLE_DESCR = re.compile(r"[<>|=]?([a-zA-Z])(\d+)(\[\w+\])?")
+
+
+def _npy_itemsize(descr) -> int:
+    """Bytes per item of a .npy ``descr`` (numpy when installed, else the
+    simple ``<f8`` / ``|S10`` / ``<U3`` forms)."""
+    try:
+        import numpy
+    except ImportError:
+        numpy = None
+    if numpy is not None:
+        dtype = numpy.dtype(descr if isinstance(descr, str) else [tuple(f) for f in descr])
+        if dtype.hasobject:
+            raise FormatError("the .npy file holds Python objects, not raw items", 0,
+                              "npy.header.descr")
+        return dtype.itemsize
+    m = _SIMPLE_DESCR.fullmatch(descr) if isinstance(descr, str) else None
+    if m is None:
+        raise UsageError(f"cannot size .npy items {descr!r} without numpy: give --typesize")
+    return int(m.group(2)) * (4 if m.group(1) == "U" else 1)
+
+
+def _npy_split(data: bytes) -> tuple[int, bytes]:
+    """(item size, array bytes) of a .npy file, read from its documented
+    header: magic, version, header length (2 bytes for 1.x, 4 for later),
+    then a dict literal with ``descr``, ``fortran_order`` and ``shape``."""
+    if len(data) < 10:
+        raise FormatError("the .npy header ends early", len(data), "npy.header")
+    major = data[6]
+    width = 2 if major == 1 else 4
+    hlen = struct.unpack_from("<H" if width == 2 else "<I", data, 8)[0]
+    start = 8 + width
+    if start + hlen > len(data):
+        raise FormatError("the .npy header ends early", len(data), "npy.header")
+    try:
+        header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
+        descr = header["descr"]
+    except (ValueError, SyntaxError, KeyError, TypeError) as e:
+        raise FormatError(f"unreadable .npy header: {e}", start, "npy.header") from e
+    return _npy_itemsize(descr), data[start + hlen:]
+
+
+def _filters_arg(text: str) -> tuple:
+    """``shuffle,trunc_prec:20`` -> ("shuffle", ("trunc_prec", 20))."""
+    out: list = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        name, sep, meta = item.partition(":")
+        if not sep:
+            out.append(name)
+            continue
+        try:
+            out.append((name, int(meta, 0)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"filter {name!r}: meta {meta!r} is not an integer") from None
+    return tuple(out)
 
 
 def _compress(args) -> int:
     from .compress import compress
     data = _read(args.input)
-    filters = tuple(f for f in args.filters.split(",") if f) if args.filters else ()
-    out = compress(data, typesize=args.typesize, codec=args.codec, clevel=args.clevel,
-                   filters=filters, format=args.format, nthreads=args.nthreads)
+    typesize = args.typesize
+    if data.startswith(NPY_MAGIC):
+        itemsize, data = _npy_split(data)
+        typesize = itemsize if typesize is None else typesize
+    out = compress(data, typesize=1 if typesize is None else typesize, codec=args.codec,
+                   clevel=args.clevel, filters=args.filters, format=args.format,
+                   nthreads=args.nthreads)
     Path(args.output).write_bytes(out)
     ratio = len(data) / len(out) if out else 0
     print(f"{args.input}: {len(data)} -> {len(out)} bytes (ratio {ratio:.2f}) -> {args.output}",
           file=sys.stderr)
-    return 0
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# Parser
+# ---------------------------------------------------------------------------
+
+class _VersionAction(argparse.Action):
+    """``--version``: the version and which paths of this build are native."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"blosckit {__version__}")
+        print("\n".join(_native_lines()))
+        parser.exit()
+
+
+def _native_lines() -> list[str]:
+    """``native_info()`` as a few readable lines (imported late: the version
+    flag should work even where the native layer does not load)."""
+    try:
+        from .buildinfo import native_info
+        info = native_info()
+    except Exception as e:          # noqa: BLE001 -- report, do not crash --version
+        return [f"native: unavailable ({type(e).__name__}: {e})"]
+    lines = []
+    for key, value in info.items():
+        if not isinstance(value, dict):
+            lines.append(f"{key}: {_brief(value)}")
+            continue
+        lines.append(f"{key}:")
+        for sub, v in value.items():
+            lines.append(f"  {sub:10} {_codec_line(v) if _is_codec(v) else _brief(v)}")
+    return lines
+
+
+def _is_codec(v) -> bool:
+    return isinstance(v, dict) and "encode" in v and "decode" in v
+
+
+def _codec_line(v: dict) -> str:
+    """One codec: its encode and decode paths, and why identity is not claimed."""
+    text = f"encode {_brief(v['encode'])}; decode {_brief(v['decode'])}"
+    if v.get("available") is False:
+        text = "not available; " + text
+    if v.get("byte_identical") is False and v.get("caveat"):
+        text += f"; not byte-identical: {v['caveat']}"
+    return text
+
+
+def _brief(v) -> str:
+    """A value of ``native_info()`` in a few words."""
+    if isinstance(v, dict) and "path" in v:
+        detail = ", ".join(str(v[k]) for k in ("via", "library", "version") if v.get(k))
+        return f"{v['path']} ({detail})" if detail else str(v["path"])
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_brief(w)}" for k, w in v.items())
+    if isinstance(v, (list, tuple)):
+        return ", ".join(map(str, v))
+    return str(v)
+
+
+def _count(lo: int, hi: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in lo..hi."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if n < lo or (hi is not None and n > hi):
+            upper = "" if hi is None else f"..{hi}"
+            raise argparse.ArgumentTypeError(f"{n} is outside {lo}{upper}")
+        return n
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .compress import FORMATS, MAX_THREADS
     p = argparse.ArgumentParser(prog="blosckit",
                                 description="Read, inspect and build Blosc chunks.")
-    p.add_argument("--version", action="version", version=f"blosckit {__version__}")
+    p.add_argument("--version", action=_VersionAction,
+                   help="show the version and the native paths of this build")
     p.add_argument("--traceback", action="store_true", help="show Python tracebacks")
+    # accepted after the command too; SUPPRESS keeps the value given before it
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                        help="show Python tracebacks")
+    nthreads = dict(type=_count(1, MAX_THREADS), default=1, help=f"1..{MAX_THREADS}")
     sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("info", help="summary of a chunk file")
+    s = sub.add_parser("info", parents=[common], help="summary of each chunk file")
     s.add_argument("files", nargs="+")
     s.add_argument("--json", action="store_true", help="one JSON object per file")
-    s.set_defaults(fn=_info)
-    s = sub.add_parser("inspect", help="every field with its offset")
+    s.set_defaults(fn=_info, many=True)
+    s = sub.add_parser("inspect", parents=[common], help="every field with its offset")
     s.add_argument("file")
     s.add_argument("--json", action="store_true", help="a JSON list of nodes")
     s.set_defaults(fn=_inspect)
-    s = sub.add_parser("decompress", help="decode a chunk file")
+    s = sub.add_parser("decompress", parents=[common], help="decode a chunk file")
     s.add_argument("input")
     s.add_argument("output")
-    s.add_argument("--nthreads", type=int, default=1)
+    s.add_argument("--nthreads", **nthreads)
     s.set_defaults(fn=_decompress)
-    s = sub.add_parser("compress", help="encode a file as one chunk")
-    s.add_argument("input")
+    s = sub.add_parser("compress", parents=[common], help="encode a file as one chunk")
+    s.add_argument("input", help="raw bytes, or a .npy file (its array data is compressed)")
     s.add_argument("output")
     s.add_argument("--codec", default="blosclz")
-    s.add_argument("--clevel", type=int, default=5)
-    s.add_argument("--typesize", type=int, default=1)
-    s.add_argument("--filters", default="shuffle", help="comma-separated, applied in order")
-    s.add_argument("--format", default="blosc2", choices=("blosc2", "blosc1"))
-    s.add_argument("--nthreads", type=int, default=1)
+    s.add_argument("--clevel", type=_count(0, 9), default=5)
+    s.add_argument("--typesize", type=_count(1), default=None,
+                   help="bytes per item (default: the .npy item size, else 1)")
+    s.add_argument("--filters", type=_filters_arg, default=("shuffle",),
+                   help="comma-separated, applied in order; name:meta gives a meta "
+                        "(e.g. shuffle,trunc_prec:20)")
+    s.add_argument("--format", default="blosc2", choices=FORMATS)
+    s.add_argument("--nthreads", **nthreads)
     s.set_defaults(fn=_compress)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.fn(args)
-    except BrokenPipeError:          # output piped into head & co.
-        sys.stderr.close()
-        return 0
-    except FormatError as e:
-        if args.traceback:
-            raise
-        where = getattr(args, "file", None) or getattr(args, "input", None) or \
-            " ".join(getattr(args, "files", []) or [])
-        print(f"blosckit: {where}:{e.offset}: error: {e.path}: {e.message}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        if args.traceback:
-            raise
-        print(f"blosckit: error: {e}", file=sys.stderr)
-        return 1
-    except ValueError as e:          # bad parameters: a usage error
-        if args.traceback:
-            raise
-        print(f"blosckit: usage error: {e}", file=sys.stderr)
-        return 2
+    args = build_parser().parse_args(argv)
+    if getattr(args, "many", False):
+        return args.fn(args)           # reports each file itself
+    name = getattr(args, "file", None) or getattr(args, "input", None) or "blosckit"
+    return _run_guarded(name, lambda: args.fn(args), args.traceback)
 
 
 if __name__ == "__main__":  # pragma: no cover

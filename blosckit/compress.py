@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from . import native, stune
 from .codecs import filters as _filters
@@ -29,6 +29,9 @@ LEN_BLOSC2 = fc.LEN_EXTENDED
 MAX_BUFFERSIZE = 2**31 - 1 - LEN_BLOSC2      # largest input C-Blosc2 takes
 MAX_BUFFERSIZE_BLOSC1 = 2**31 - 1 - LEN_BLOSC1
 MAX_TYPESIZE_BLOSC2 = 536866816              # C-Blosc2's largest block (and item)
+MAX_BLOCKSIZE = MAX_TYPESIZE_BLOSC2          # what any reader accepts in the header (rule H4)
+MAX_THREADS = 64                             # the native layer's cap (BK_MAX_THREADS)
+FORMATS = ("blosc2", "blosc1", "blosc1-compat")
 MAX_DICTSIZE = 32 * 1024
 MIN_USEFUL_DICT = 256
 NUM_FILTER_SLOTS = 6
@@ -143,8 +146,8 @@ def _check_trunc(slots, metas, typesize: int) -> None:
 
 def _plan(nbytes, typesize, codec, clevel, filters, blocksize, splitmode, use_dict, fmt,
           nthreads) -> _Plan:
-    if fmt not in ("blosc2", "blosc1"):
-        raise ValueError(f"format must be 'blosc2' or 'blosc1', got {fmt!r}")
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     allowed = _CODECS_BLOSC2 if fmt == "blosc2" else _CODECS_BLOSC1
     if codec not in allowed:
         raise ValueError(f"unknown codec {codec!r} for format {fmt} (known: {', '.join(allowed)})")
@@ -153,8 +156,10 @@ def _plan(nbytes, typesize, codec, clevel, filters, blocksize, splitmode, use_di
         raise ValueError(f"codec {codec!r} is not available (its package is not installed)")
     _int("clevel", clevel, 0, 9)
     _int("typesize", typesize, 1, MAX_TYPESIZE_BLOSC2 if fmt == "blosc2" else stune.MAX_TYPESIZE)
-    _int("blocksize", blocksize, 0)
-    _int("nthreads", nthreads, 1)
+    # an explicit block size over the format's maximum makes a chunk no
+    # reader (C-Blosc2 and blosckit included) accepts, whatever the input size
+    _int("blocksize", blocksize, 0, MAX_BLOCKSIZE)
+    _int("nthreads", nthreads, 1, MAX_THREADS)
     if blocksize and blocksize % typesize:
         raise ValueError(f"blocksize {blocksize} is not a multiple of typesize {typesize}")
     if splitmode not in enums.SPLITMODES.values():
@@ -162,9 +167,9 @@ def _plan(nbytes, typesize, codec, clevel, filters, blocksize, splitmode, use_di
     if not isinstance(use_dict, bool):
         raise ValueError("dict must be True or False")
     slots, metas = _filter_slots(filters, typesize, fmt)
-    if fmt == "blosc1":
+    if fmt != "blosc2":
         return _plan_blosc1(nbytes, typesize, codec, codec_obj, clevel, slots, metas,
-                            blocksize, splitmode, use_dict)
+                            blocksize, splitmode, use_dict, fmt)
     if nbytes > MAX_BUFFERSIZE:
         raise ValueError(f"input of {nbytes} bytes is larger than {MAX_BUFFERSIZE}")
     if use_dict and codec not in _DICT_CODECS:
@@ -193,9 +198,12 @@ def _plan(nbytes, typesize, codec, clevel, filters, blocksize, splitmode, use_di
 
 
 def _plan_blosc1(nbytes, typesize, codec, codec_obj, clevel, slots, metas, blocksize,
-                 splitmode, use_dict) -> _Plan:
+                 splitmode, use_dict, fmt: str = "blosc1") -> _Plan:
+    """The plan of a 16-byte-header chunk.  ``fmt`` "blosc1" is what C-Blosc
+    1.x reads; "blosc1-compat" also takes delta (flag bit 3), which only
+    C-Blosc2 reads."""
     if use_dict:
-        raise ValueError("format='blosc1' has no dictionaries")
+        raise ValueError(f"format={fmt!r} has no dictionaries")
     if nbytes > MAX_BUFFERSIZE_BLOSC1:
         raise ValueError(f"input of {nbytes} bytes is larger than {MAX_BUFFERSIZE_BLOSC1}")
     used = [(f, m) for f, m in zip(slots, metas) if f]
@@ -203,8 +211,12 @@ def _plan_blosc1(nbytes, typesize, codec, codec_obj, clevel, slots, metas, block
     shuffles = [n for n in names if n in ("shuffle", "bitshuffle")]
     if any(n not in ("shuffle", "bitshuffle", "delta") for n in names) or len(shuffles) > 1 \
             or names.count("delta") > 1 or any(m for _, m in used):
-        raise ValueError("format='blosc1' takes at most one of shuffle/bitshuffle, optionally "
+        raise ValueError(f"format={fmt!r} takes at most one of shuffle/bitshuffle, optionally "
                          f"delta, without metas; got {names}")
+    if "delta" in names and fmt == "blosc1":
+        # C-Blosc 1.x has no delta and refuses such chunks ("Error -1")
+        raise ValueError("format='blosc1' cannot hold delta: C-Blosc 1.x has no delta filter; "
+                         "format='blosc1-compat' writes it for C-Blosc2 readers")
     # A Blosc1 header keeps filters as flags; a reader places delta first.
     slots = [0] * NUM_FILTER_SLOTS
     if "delta" in names:
@@ -457,20 +469,38 @@ def _train(plan: _Plan, src: memoryview) -> bytes | None:
                             maxsize)
 
 
-def compress(src, *, typesize: int = 1, codec: str = "blosclz", clevel: int = 5,
+def _byte_view(src) -> tuple[memoryview, int]:
+    """``src`` as a flat, contiguous byte view, and the item size in bytes of
+    its buffer (8 for a float64 numpy array, 1 for bytes)."""
+    view = memoryview(src)
+    itemsize = view.itemsize
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view, itemsize
+
+
+def compress(src, *, typesize: int | None = None, codec: str = "blosclz", clevel: int = 5,
              filters=("shuffle",), blocksize: int = 0, splitmode: str = "forward_compat",
              dict: bool = False, format: str = "blosc2", nthreads: int = 1) -> bytes:
     """Compress ``src`` into one chunk, byte for byte as C-Blosc2
     (``format="blosc2"``) or C-Blosc 1.x (``format="blosc1"``) would.
 
-    See the README's Python API section for the parameters; bad ones raise ValueError before
-    any work.  The output does not depend on ``nthreads``.
+    ``typesize`` (bytes per item) None takes the item size of ``src``'s
+    buffer; an explicit value wins.  ``blocksize`` (bytes, 0 = automatic) is at
+    most 536866816.  ``nthreads`` is 1..64 (the native layer's thread cap);
+    the output does not depend on it.  ``format``: "blosc2" (32-byte header),
+    "blosc1" (16-byte header that C-Blosc 1.x reads: shuffle or bitshuffle
+    only) or "blosc1-compat" (a 16-byte header as C-Blosc2's Blosc1-compat
+    mode writes it, which may also hold delta: C-Blosc2 reads such chunks,
+    C-Blosc 1.x cannot, since it has no delta).  See the README's Python API
+    section for the other parameters; bad ones raise ValueError before any
+    work.
     """
-    view = memoryview(src)
-    if not view.c_contiguous:
-        view = memoryview(view.tobytes())
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
+    view, itemsize = _byte_view(src)
+    if typesize is None:
+        typesize = itemsize
     plan = _plan(len(view), typesize, codec, clevel, filters, blocksize, splitmode, dict,
                  format, nthreads)
     if plan.memcpyed:
@@ -522,6 +552,10 @@ def compress_special(kind: str, nbytes: int, *, typesize: int = 1, value=None) -
             raise ValueError(f"value has {len(tail)} bytes, typesize is {typesize}")
     elif value is not None:
         raise ValueError(f"kind {kind!r} takes no value")
+    if kind == "value" and nbytes == 0:
+        # the value's width must divide a positive nbytes (rule H9): no
+        # reader, blosckit's included, accepts an empty value chunk
+        raise ValueError("kind 'value' needs nbytes > 0")
     if kind == "nan" and typesize not in (4, 8):
         raise ValueError("kind 'nan' needs 4- or 8-byte floats")
     bsize = stune.blocksize_blosc2(nbytes, typesize, 5, "blosclz", True, "forward_compat")
@@ -543,14 +577,22 @@ def compress_special(kind: str, nbytes: int, *, typesize: int = 1, value=None) -
 # VL-block chunks
 # ---------------------------------------------------------------------------
 
-def compress_vlblocks(blocks: Iterable, *, typesize: int = 1, codec: str = "blosclz",
-                      clevel: int = 5, filters=("shuffle",)) -> bytes:
+def compress_vlblocks(blocks: Iterable, *, typesize: int | None = None,
+                      codec: str = "blosclz", clevel: int = 5, filters=("shuffle",)) -> bytes:
     """A version-6 chunk with one variable-length block per entry of
     ``blocks`` (each at least one byte), as C-Blosc2's
-    ``blosc2_vlcompress_ctx`` writes it."""
-    views = [memoryview(b).cast("B") for b in blocks]
+    ``blosc2_vlcompress_ctx`` writes it.  ``typesize`` (bytes per item) None
+    takes the item size the blocks' buffers share (ValueError when they
+    differ); an explicit value wins."""
+    pairs = [_byte_view(b) for b in blocks]
+    views = [v for v, _ in pairs]
     if not views:
         raise ValueError("at least one block is needed")
+    if typesize is None:
+        sizes = sorted({size for _, size in pairs})
+        if len(sizes) > 1:
+            raise ValueError(f"blocks of item sizes {sizes}: give typesize")
+        typesize = sizes[0]
     if any(len(v) == 0 for v in views):
         raise ValueError("every VL block needs at least one byte")
     total = sum(len(v) for v in views)
@@ -600,111 +642,226 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int = 1, codec: str = "blos
 # Hand-assembled chunks
 # ---------------------------------------------------------------------------
 
+_HEADER_FIELDS = ("version", "versionlz", "flags", "typesize", "nbytes", "blocksize")
+_EXT_FIELDS = ("filters", "udcodec", "compcode_meta", "filters_meta", "blosc2_flags2",
+               "blosc2_flags")
+_EXT_FIELDS_ALPHA = ("filters", "reserved1", "filters_meta", "reserved2", "blosc2_flags")
+# bit-field bytes a caller may give as a dict/Container or as the raw byte
+_BITS = {"flags": fc.ChunkFlags, "blosc2_flags": fc.Blosc2Flags,
+         "blosc2_flags2": fc.Blosc2Flags2}
+
+
 def _as_dict(obj) -> dict:
     return {k: v for k, v in dict(obj).items() if not str(k).startswith("_")}
 
 
-def _stream_bytes(stream, version: int) -> bytes:
+def _require(d: dict, names: Sequence[str], where: str) -> None:
+    """ValueError naming the first field of ``names`` that ``d`` lacks."""
+    for name in names:
+        if name not in d:
+            raise ValueError(f"build_chunk: {where}.{name} is missing")
+
+
+def _bits(name: str, value) -> dict:
+    """A bit-field byte as the dict its declaration builds from."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value <= 255:
+            raise ValueError(f"build_chunk: {name} byte {value} is outside 0..255")
+        return _as_dict(_BITS[name].parse(bytes((value,))))
+    return _as_dict(value)
+
+
+def _header_dict(header) -> dict:
+    """The caller's header as plain dicts, every field present (cbytes may be None)."""
+    hdr = _as_dict(header)
+    _require(hdr, _HEADER_FIELDS, "header")
+    hdr["flags"] = _bits("flags", hdr["flags"])
+    hdr.setdefault("cbytes", None)
+    ext = hdr.get("extended")
+    if ext is None:
+        hdr["extended"] = None
+        return hdr
+    ext = _as_dict(ext)
+    alpha = hdr["version"] in fc.EXTENDED_HEADERS
+    _require(ext, _EXT_FIELDS_ALPHA if alpha else _EXT_FIELDS, "header.extended")
+    for key in ("blosc2_flags", "blosc2_flags2"):
+        if key in ext:
+            ext[key] = _bits(key, ext[key])
+    hdr["extended"] = ext
+    return hdr
+
+
+def _with_lying_length(con, obj: dict, length_field: str, true_len: int,
+                       path: str, **context) -> bytes:
+    """``con`` built with ``length_field`` set to the payload's real length
+    (so the declaration lays the structure out), then that field built again
+    from its own subcon with the caller's value -- which may lie."""
+    stated = obj[length_field]
+    real = _build(con, {**obj, length_field: true_len}, path, **context)
+    if stated == true_len:
+        return real
+    field = _build(getattr(con, length_field), stated, f"{path}.{length_field}")
+    return field + real[len(field):]     # the length field comes first in each struct
+
+
+def _stream_bytes(stream, version: int, check: bool) -> bytes:
     """One stream through the ``Stream`` declaration; raw bytes become a
-    stream whose csize is their length."""
+    stream whose csize is their length.  With ``check=False`` a csize that
+    disagrees with the cdata given is written as stated."""
     if isinstance(stream, (bytes, bytearray, memoryview)):
         data = bytes(stream)
         s: dict[str, Any] = {"csize": len(data), "token": None, "cdata": data}
     else:
         s = _as_dict(stream)
+        _require(s, ("csize",), "stream")
         s.setdefault("token", None)
         s.setdefault("cdata", None)
     if s["csize"] < 0 and version >= 4 and s["token"] is None:
         s["token"] = _RUN_TOKEN
-    if s["csize"] > 0 and s["cdata"] is None:
-        raise ValueError(f"stream with csize {s['csize']} needs cdata")
     if s["cdata"] is not None:
         s["cdata"] = bytes(s["cdata"])
-    return _build(fc.Stream, s, "chunk.blocks[].streams[]", version=version)
+    path = "chunk.blocks[].streams[]"
+    cdata = s["cdata"]
+    if check:
+        if s["csize"] > 0 and cdata is None:
+            raise ValueError(f"stream with csize {s['csize']} needs cdata")
+        if cdata is not None and len(cdata) != max(s["csize"], 0):
+            raise ValueError(f"stream csize {s['csize']} but {len(cdata)} bytes of cdata "
+                             "(check=False writes it anyway)")
+    elif s["csize"] > 0 and (cdata is None or len(cdata) != s["csize"]):
+        # a csize that lies about its payload: the declaration lays out the
+        # payload given, then the csize field is built with the stated value
+        return _with_lying_length(fc.Stream, {**s, "cdata": cdata or b""}, "csize",
+                                  len(cdata or b""), path, version=version)
+    elif s["csize"] <= 0 and cdata:
+        # zero or run csize with payload bytes after it: written as given
+        return _build(fc.Stream, {**s, "cdata": None}, path, version=version) + cdata
+    return _build(fc.Stream, s, path, version=version)
 
 
 def _vlblock_bytes(block) -> bytes:
-    """One VL block through the ``VLBlock`` declaration."""
+    """One VL block through the ``VLBlock`` declaration (its size is free)."""
     if isinstance(block, (bytes, bytearray, memoryview)):
         b: dict[str, Any] = {"size": len(block), "payload": bytes(block)}
     else:
         b = _as_dict(block)
+        _require(b, ("size", "payload"), "block")
         b["payload"] = bytes(b["payload"])
     return _build(fc.VLBlock, b, "chunk.blocks[]", len_payload=len(b["payload"]))
 
 
-def build_chunk(header, streams: Sequence, *, dict: bytes | None = None,
-                bstarts: Sequence[int] | None = None) -> bytes:
+def _dict_bytes(dictionary, check: bool) -> bytes:
+    """The dictionary section: bytes (dsize = their length) or a mapping with
+    ``dsize`` and ``dict`` (``check=False`` lets dsize lie)."""
+    if isinstance(dictionary, (bytes, bytearray, memoryview)):
+        d = {"dsize": len(dictionary), "dict": bytes(dictionary)}
+    else:
+        d = _as_dict(dictionary)
+        _require(d, ("dsize", "dict"), "dict")
+        d["dict"] = bytes(d["dict"])
+    if d["dsize"] == len(d["dict"]):
+        return _build(fc.DictSection, d, "chunk.dict")
+    if check:
+        raise ValueError(f"dict dsize {d['dsize']} but {len(d['dict'])} bytes "
+                         "(check=False writes it anyway)")
+    return _with_lying_length(fc.DictSection, d, "dsize", len(d["dict"]), "chunk.dict")
+
+
+def _body_blocks(streams, version: int, vl: bool, check: bool) -> tuple[list[bytes], int]:
+    """Each block's bytes and the number of bstarts (0 for a raw chunk's data)."""
+    if isinstance(streams, (bytes, bytearray, memoryview)):
+        return [bytes(streams)], 0
+    blocks = []
+    for blk in streams:
+        if vl:
+            blocks.append(_vlblock_bytes(blk))
+        elif isinstance(blk, (bytes, bytearray, memoryview)):
+            blocks.append(_stream_bytes(blk, version, check))
+        else:
+            blocks.append(b"".join(_stream_bytes(s, version, check) for s in blk))
+    return blocks, len(blocks)
+
+
+def _place(blocks: list[bytes], bstarts, first: int, check: bool) -> tuple[list[int], bytes]:
+    """Block offsets and the streams section starting at byte ``first``.
+
+    Without ``bstarts`` the blocks are packed in order.  With them each block
+    is written at its bstart when that lies in ``first .. first + total`` (the
+    total length of the blocks: gaps are zero bytes).  A bstart elsewhere
+    (inside the header, negative, far past the data) raises ValueError with
+    ``check``; without, the bstart is written as given and the block's bytes
+    follow the placed ones, so the output never grows beyond twice the data.
+    """
+    if bstarts is None:
+        offsets, pos = [], first
+        for b in blocks:
+            offsets.append(pos)
+            pos += len(b)
+        return offsets, b"".join(blocks)
+    offsets = [int(x) for x in bstarts]
+    if len(offsets) != len(blocks):
+        raise ValueError(f"{len(offsets)} bstarts for {len(blocks)} blocks")
+    total = sum(len(b) for b in blocks)
+    inside = [first <= o <= first + total for o in offsets]
+    if check and not all(inside):
+        bad = offsets[inside.index(False)]
+        raise ValueError(f"bstart {bad} is outside the streams section "
+                         f"{first}..{first + total} (check=False writes it anyway)")
+    end = max([first] + [o + len(b) for o, b, ok in zip(offsets, blocks, inside) if ok and b])
+    area = bytearray(end - first)
+    for o, b, ok in zip(offsets, blocks, inside):
+        if ok:
+            area[o - first:o - first + len(b)] = b
+    area += b"".join(b for b, ok in zip(blocks, inside) if not ok)
+    return offsets, bytes(area)
+
+
+def build_chunk(header, streams: Sequence, *, dict=None,
+                bstarts: Sequence[int] | None = None, check: bool = True) -> bytes:
     """Compose a chunk from parts that are already encoded.
 
     ``header``: a Container or dict of the fields of ``formats.chunk.Header``
-    (``cbytes`` may be None: it is then set to the result's length).
+    (``cbytes`` may be None or absent: it is then the result's length in
+    bytes; ``extended`` None or absent: a 16-byte header; the bit-field bytes
+    may be dicts or raw ints).  A missing field raises ValueError naming it.
     ``streams``: per block, a list of streams (dicts/Containers with
     ``csize``, ``token``, ``cdata``, or raw bytes); for a VL-block chunk one
     ``{"size", "payload"}`` per block; for a raw (memcpyed) chunk the data
-    itself as bytes.  ``bstarts``: explicit block offsets in any order (each
-    block is written at its offset; gaps are zero bytes).  ``dict``: the
-    dictionary section's bytes.  Only checks that the result parses.
+    itself as bytes.  ``bstarts``: explicit block offsets (bytes from the
+    chunk start) in any order; each block is written at its offset and gaps
+    are zero bytes.  ``dict``: the dictionary section, as its bytes or as
+    ``{"dsize", "dict"}``.
+
+    ``check=True`` (default) refuses inconsistent parts and verifies that the
+    result parses (:func:`blosckit.parse_chunk`).  ``check=False`` writes what
+    it is given, invalid chunks included, for fuzzing: bstarts anywhere (a
+    block whose bstart is outside its section follows the others), a csize or
+    dsize that disagrees with its bytes, any cbytes/nbytes.  Every structure
+    is still built by its declaration in :mod:`blosckit.formats.chunk`, so a
+    value a field cannot hold (typesize 256) is a ValueError in both modes.
     """
-    hdr = _as_dict(header)
-    flags = hdr.get("flags")
-    hdr["flags"] = _as_dict(flags) if flags is not None else flags
-    if hdr.get("extended") is not None:
-        ext = _as_dict(hdr["extended"])
-        for key in ("blosc2_flags", "blosc2_flags2"):
-            if key in ext and not isinstance(ext[key], int):
-                ext[key] = _as_dict(ext[key])
-        hdr["extended"] = ext
-    else:
-        hdr["extended"] = None
+    hdr = _header_dict(header)
     version = hdr["version"]
     ext = hdr["extended"]
-    vl = bool(ext and ext.get("blosc2_flags2", {}).get("vl_blocks"))
-    auto_cbytes = hdr.get("cbytes") is None
-    hdr["cbytes"] = 0 if auto_cbytes else hdr["cbytes"]
-    head_len = len(_build(fc.Header, hdr, "chunk.header"))
-
-    if isinstance(streams, (bytes, bytearray, memoryview)):
-        body_blocks = [bytes(streams)]
-        nbstarts = 0
-    else:
-        body_blocks = []
-        for blk in streams:
-            if vl:
-                body_blocks.append(_vlblock_bytes(blk))
-            elif isinstance(blk, (bytes, bytearray, memoryview)):
-                body_blocks.append(_stream_bytes(blk, version))
-            else:
-                body_blocks.append(b"".join(_stream_bytes(s, version) for s in blk))
-        nbstarts = len(body_blocks)
-    dict_part = b""
-    if dict is not None:
-        dict_part = _build(fc.DictSection, {"dsize": len(dict), "dict": bytes(dict)},
-                           "chunk.dict")
+    vl = bool(ext and isinstance(ext.get("blosc2_flags2"), Mapping)
+              and ext["blosc2_flags2"].get("vl_blocks"))
+    auto_cbytes = hdr["cbytes"] is None
+    head_len = len(_build(fc.Header, {**hdr, "cbytes": 0}, "chunk.header"))
+    blocks, nbstarts = _body_blocks(streams, version, vl, check)
+    dict_part = b"" if dict is None else _dict_bytes(dict, check)
     first = head_len + 4 * nbstarts + len(dict_part)
-    if bstarts is None:
-        offsets, pos = [], first
-        for b in body_blocks:
-            offsets.append(pos)
-            pos += len(b)
-        body = b"".join(body_blocks)
+    if nbstarts:
+        offsets, body = _place(blocks, bstarts, first, check)
+    elif bstarts:
+        raise ValueError("a raw (memcpyed or special) chunk has no bstarts")
     else:
-        offsets = [int(x) for x in bstarts]
-        if len(offsets) != nbstarts:
-            raise ValueError(f"{len(offsets)} bstarts for {nbstarts} blocks")
-        end = max([first] + [o + len(b) for o, b in zip(offsets, body_blocks)])
-        area = bytearray(end - first)
-        for o, b in zip(offsets, body_blocks):
-            if o < first:
-                raise ValueError(f"bstart {o} points inside the header area (< {first})")
-            area[o - first:o - first + len(b)] = b
-        body = bytes(area)
-    total = first + len(body)
+        offsets, body = [], b"".join(blocks)      # a raw chunk's data, as given
     if auto_cbytes:
-        hdr["cbytes"] = total
+        hdr["cbytes"] = first + len(body)
     out = b"".join([_build(fc.Header, hdr, "chunk.header"),
                     _build(fc.Bstarts, offsets, "chunk.bstarts", num_blocks=nbstarts),
                     dict_part, body])
-    from .chunk import parse_chunk   # the reader sits above the builder's imports
-    parse_chunk(out)
+    if check:
+        from .chunk import parse_chunk   # the reader sits above the builder's imports
+        parse_chunk(out)
     return out

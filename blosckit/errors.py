@@ -1,7 +1,27 @@
-"""The two exceptions every public function may raise for bad input."""
+"""The two exceptions every public function may raise for bad input, and the
+``Problem`` record the validator returns instead of raising.
+
+Offsets and paths are relative to the structure that was parsed; when that
+structure sits inside another (a chunk inside a frame) they are relocated,
+never re-derived: :meth:`FormatError.relocated` adds the outer offset and
+swaps the path's root (``chunk.blocks[3].csize`` becomes
+``frame.chunks[12].blocks[3].csize``).
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
+
+
+def relocate_path(path: str, root: str) -> str:
+    """``path`` with its first segment (up to the first ``.`` or ``[``)
+    replaced by ``root``."""
+    cut = len(path)
+    for sep in ".[":
+        k = path.find(sep)
+        if k != -1:
+            cut = min(cut, k)
+    return root + path[cut:]
 
 
 class FormatError(ValueError):
@@ -9,8 +29,8 @@ class FormatError(ValueError):
 
     ``offset`` is the byte offset into the input where the problem was found
     (for input that ends too early: the input length, where the missing bytes
-    should start); ``path`` names the structure, e.g. ``chunk.header.blocksize``.
-    ``rule`` is the id of the rule in ``specs/`` when one applies.
+    should start); ``path`` names the structure, e.g. ``chunk.header.blocksize``;
+    ``rule`` is the id of the rule in ``specs/`` that the input breaks.
     """
 
     def __init__(self, message: str, offset: int, path: str, *, rule: str | None = None,
@@ -27,6 +47,14 @@ class FormatError(ValueError):
         rule = f" [{self.rule}]" if self.rule else ""
         return f"at offset {self.offset}: {self.path}: {self.message}{rule}"
 
+    def relocated(self, base: int, root: str) -> FormatError:
+        """The same error seen from an outer structure: ``base`` is where the
+        inner structure starts in the outer input, ``root`` its path there."""
+        err = type(self)(self.message, self.offset + base, relocate_path(self.path, root),
+                         rule=self.rule, expected=self.expected, actual=self.actual)
+        err.__cause__ = self.__cause__
+        return err
+
     def __reduce__(self):  # keep pickling (multiprocessing) working
         return (_rebuild, (type(self), self.message, self.offset, self.path, self.rule,
                            self.expected, self.actual))
@@ -38,3 +66,22 @@ class UnsupportedError(FormatError):
 
 def _rebuild(cls, message, offset, path, rule, expected, actual):
     return cls(message, offset, path, rule=rule, expected=expected, actual=actual)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding of the validator: ``severity`` is ``"error"`` (the input is
+    invalid) or ``"warning"`` (legal, but suspicious or misread by C-Blosc2);
+    ``offset`` is a byte offset inside the input; ``rule`` the id in ``specs/``."""
+    severity: str
+    offset: int
+    path: str
+    message: str
+    rule: str
+
+    def relocated(self, base: int, root: str) -> Problem:
+        """As :meth:`FormatError.relocated`."""
+        return replace(self, offset=self.offset + base, path=relocate_path(self.path, root))
+
+    def __str__(self) -> str:
+        return f"{self.offset}: {self.severity}: {self.path}: {self.message} [{self.rule}]"

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
+import sys
+import tempfile
 import zlib
 from typing import Iterable, Sequence
 
@@ -368,3 +371,149 @@ def np_delta(block: bytes, ref: bytes, ts: int, first: bool) -> bytes:
     else:
         out = x ^ r[:len(x)]
     return out.tobytes() + bytes(block[n:])
+
+
+# ---------------------------------------------------------------------------
+# A corpus of small chunks and their mutations
+# ---------------------------------------------------------------------------
+
+def small_chunks() -> dict[str, bytes]:
+    """One small chunk of every kind the hostile tests mutate: each codec,
+    filters, dictionaries, special, memcpyed, VL-block, Blosc1 and runs."""
+    d = dataset("arange", 600, 4)
+    out = {}
+    for codec in ("blosclz", "lz4", "zlib", "zstd"):
+        out[f"{codec}-shuffle"] = b2_compress(d, typesize=4, codec=codec, filters=["shuffle"],
+                                              blocksize=256, splitmode="always")
+    out["lz4-bitshuffle-delta"] = b2_compress(d, typesize=4, codec="lz4",
+                                              filters=["delta", "bitshuffle"], blocksize=128)
+    out["zstd-bytedelta"] = b2_compress(d, typesize=4, codec="zstd",
+                                        filters=["shuffle", "bytedelta"], blocksize=256)
+    out["zstd-dict"] = b2_compress(dataset("arange", 6000, 4), typesize=4, codec="zstd",
+                                   filters=["shuffle"], blocksize=1024, use_dict=True)
+    out["lz4-dict"] = b2_compress(dataset("arange", 6000, 4), typesize=4, codec="lz4",
+                                  filters=["shuffle"], blocksize=1024, use_dict=True)
+    out["special-zeros"] = special_chunk("zero", 100, 4)
+    out["special-value"] = special_chunk("value", 100, 8, np.float64(1.5))
+    out["special-nan"] = special_chunk("nan", 100, 4)
+    out["memcpyed"] = b2_compress(d[:100], typesize=4, codec="lz4", clevel=0)
+    out["vlblocks"] = vl_chunk([b"abc" * 20, d[:200], b"z"], typesize=1, codec="lz4")
+    out["blosc1-lz4"] = b1_compress(d, typesize=4, shuffle="shuffle", cname="lz4",
+                                    blocksize=256)
+    out["blosc1-bitshuffle"] = b1_compress(d, typesize=4, shuffle="bitshuffle",
+                                           cname="blosclz", blocksize=256)
+    out["raw-v4-runs"] = simple_chunk(bytes(64) + b"\x07" * 64 + d[:70], typesize=2,
+                                      blocksize=64, version=4)
+    return out
+
+
+def mutations(chunk: bytes, *, every_truncation: bool = True):
+    """``(label, blob)`` for hostile variants of ``chunk``: truncations, each
+    header byte set to boundary values, and single-bit flips of the header,
+    the bstarts and the first bytes of every block."""
+    if every_truncation:
+        for n in range(len(chunk)):
+            yield f"cut{n}", chunk[:n]
+    ext = len(chunk) >= 32 and (chunk[2] & 5) == 5
+    hl = 32 if ext else 16
+    for pos in range(min(hl, len(chunk))):
+        for v in (0, 1, 0x7F, 0x80, 0xFF, (chunk[pos] + 1) & 0xFF):
+            src = bytearray(chunk)
+            src[pos] = v
+            yield f"set{pos}={v}", bytes(src)
+    try:
+        c = blosckit.parse_chunk(chunk)
+        spots = list(range(hl, hl + 4 * len(c.bstarts)))
+        for b in c.bstarts:
+            spots += range(b, min(b + 12, len(chunk)))
+    except blosckit.FormatError:
+        spots = []
+    for pos in sorted(set(range(hl)) | set(spots)):
+        for bit in range(8):
+            src = bytearray(chunk)
+            src[pos] ^= 1 << bit
+            yield f"flip{pos}.{bit}", bytes(src)
+
+
+
+# ---------------------------------------------------------------------------
+# The C libraries' verdicts, from a subprocess (hostile blobs may crash them)
+# ---------------------------------------------------------------------------
+
+_ORACLE_WORKER = r"""
+import os, select, signal, struct, sys
+import blosc2
+try:
+    import blosc
+except ImportError:
+    blosc = None
+data = open(sys.argv[1], "rb").read()
+blobs, pos = [], 0
+while pos < len(data):
+    n = struct.unpack_from("<i", data, pos)[0]
+    blobs.append(data[pos + 4:pos + 4 + n])
+    pos += 4 + n
+
+
+def verdict(blob):
+    try:
+        blosc2.decompress(blob)
+        b2 = 1
+    except Exception:
+        b2 = 0
+    b1 = 2
+    if blosc is not None and blob[:1] and blob[0] <= 2:
+        try:
+            blosc.decompress(blob)
+            b1 = 1
+        except Exception:
+            b1 = 0
+    return bytes([b2, b1])
+
+
+# The libraries are imported once; a child is forked for each run of blobs,
+# and a child that crashes or hangs costs one fork, not a new interpreter.
+out = sys.stdout.buffer
+done = 0
+while done < len(blobs):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        for blob in blobs[done:]:
+            os.write(w, verdict(blob))
+        os._exit(0)
+    os.close(w)
+    while True:
+        ready, _, _ = select.select([r], [], [], 20)
+        chunk = os.read(r, 4096) if ready else None
+        if not chunk:
+            break
+        out.write(chunk)
+        done += len(chunk) // 2
+    os.kill(pid, signal.SIGKILL) if chunk is None else None
+    os.waitpid(pid, 0)
+    os.close(r)
+    if done < len(blobs):
+        out.write(bytes([3, 3]))            # crashed or hung on this blob
+        done += 1
+    out.flush()
+"""
+
+
+def oracle_verdicts(blobs: Sequence[bytes], timeout: float = 600) -> list[tuple[bool, bool | None]]:
+    """For each blob: (C-Blosc2 decodes it, C-Blosc 1.x decodes it or None
+    when not asked: only chunk versions <= 2 go to C-Blosc 1.x).  A blob on
+    which a library crashes or hangs counts as refused by both."""
+    with tempfile.NamedTemporaryFile(suffix=".blobs", delete=False) as f:
+        for b in blobs:
+            f.write(struct.pack("<i", len(b)) + bytes(b))
+        path = f.name
+    try:
+        out = subprocess.run([sys.executable, "-c", _ORACLE_WORKER, path], capture_output=True,
+                             timeout=timeout, check=True).stdout
+    finally:
+        os.unlink(path)
+    assert len(out) == 2 * len(blobs), (len(out), len(blobs))
+    return [(out[k] == 1, None if out[k + 1] == 2 else out[k + 1] == 1)
+            for k in range(0, len(out), 2)]

@@ -16,41 +16,13 @@ from hypothesis import strategies as st
 
 import blosckit
 from helpers import (b1_compress, b2_compress, check_format_error, dataset, decode_outcome,
-                     pack_extended, pack_header, raw_header, simple_chunk, special_chunk,
-                     vl_chunk)
+                     pack_extended, pack_header, raw_header, simple_chunk, small_chunks,
+                     special_chunk, vl_chunk)
 
 pytest.importorskip("blosc2")
 
 
-def _small_chunks() -> dict[str, bytes]:
-    d = dataset("arange", 600, 4)
-    out = {}
-    for codec in ("blosclz", "lz4", "zlib", "zstd"):
-        out[f"{codec}-shuffle"] = b2_compress(d, typesize=4, codec=codec, filters=["shuffle"],
-                                              blocksize=256, splitmode="always")
-    out["lz4-bitshuffle-delta"] = b2_compress(d, typesize=4, codec="lz4",
-                                              filters=["delta", "bitshuffle"], blocksize=128)
-    out["zstd-bytedelta"] = b2_compress(d, typesize=4, codec="zstd",
-                                        filters=["shuffle", "bytedelta"], blocksize=256)
-    out["zstd-dict"] = b2_compress(dataset("arange", 6000, 4), typesize=4, codec="zstd",
-                                   filters=["shuffle"], blocksize=1024, use_dict=True)
-    out["lz4-dict"] = b2_compress(dataset("arange", 6000, 4), typesize=4, codec="lz4",
-                                  filters=["shuffle"], blocksize=1024, use_dict=True)
-    out["special-zeros"] = special_chunk("zero", 100, 4)
-    out["special-value"] = special_chunk("value", 100, 8, np.float64(1.5))
-    out["special-nan"] = special_chunk("nan", 100, 4)
-    out["memcpyed"] = b2_compress(d[:100], typesize=4, codec="lz4", clevel=0)
-    out["vlblocks"] = vl_chunk([b"abc" * 20, d[:200], b"z"], typesize=1, codec="lz4")
-    out["blosc1-lz4"] = b1_compress(d, typesize=4, shuffle="shuffle", cname="lz4",
-                                    blocksize=256)
-    out["blosc1-bitshuffle"] = b1_compress(d, typesize=4, shuffle="bitshuffle",
-                                           cname="blosclz", blocksize=256)
-    out["raw-v4-runs"] = simple_chunk(bytes(64) + b"\x07" * 64 + d[:70], typesize=2,
-                                      blocksize=64, version=4)
-    return out
-
-
-CHUNKS = _small_chunks()
+CHUNKS = small_chunks()
 NAMES = sorted(CHUNKS)
 
 

@@ -96,3 +96,163 @@ def test_inspector_leaf_values_are_the_stored_bytes(sample):
             assert struct.unpack_from(INT_FORMATS[n.size], chunk, n.offset)[0] == n.value, n
             seen += 1
     assert seen >= 12     # the 16-byte header alone has 6 byte-sized and 4-byte fields
+
+
+# ---------------------------------------------------------------------------
+# Several files, exit codes, tracebacks
+# ---------------------------------------------------------------------------
+
+def _broken(tmp_path, name="broken.b2chunk"):
+    chunk = (SAMPLES / "arange-lz4-shuffle.b2chunk").read_bytes()
+    path = tmp_path / name
+    path.write_bytes(chunk[:100])
+    return path
+
+
+def test_info_goes_on_after_a_bad_file_and_names_it(tmp_path):
+    good = SAMPLES / "arange-lz4-shuffle.b2chunk"
+    bad = _broken(tmp_path)
+    r = run("info", "--json", good, bad, good)
+    assert r.returncode == 1
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [row["file"] for row in rows] == [str(good), str(good)]
+    line, = r.stderr.strip().splitlines()
+    assert line.startswith(f"blosckit: {bad}:100:") and str(good) not in line
+
+
+def _unsupported_chunk(tmp_path):
+    # a valid chunk whose codec is a plugin blosckit cannot decode
+    chunk = bytearray(blosckit.compress(np.arange(10_000, dtype="<i4").tobytes(), typesize=4))
+    chunk[2] = (chunk[2] & 0x1F) | (6 << 5)       # compformat 6: user-defined codec
+    chunk[22] = 250                                # udcodec id with no decoder
+    path = tmp_path / "plugin.b2chunk"
+    path.write_bytes(bytes(chunk))
+    return path
+
+
+def test_unsupported_is_exit_3_and_worst_status_wins(tmp_path):
+    plugin = _unsupported_chunk(tmp_path)
+    out = tmp_path / "o.bin"
+    r = run("decompress", plugin, out)
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr and str(plugin) in r.stderr
+    r = run("info", plugin, _broken(tmp_path), tmp_path / "absent")
+    assert r.returncode == 1
+    assert len(r.stderr.strip().splitlines()) >= 2     # both unreadable files named
+
+
+def test_unreadable_path_names_the_file(tmp_path):
+    r = run("info", tmp_path)                          # a directory: IsADirectoryError
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    line, = r.stderr.strip().splitlines()
+    assert str(tmp_path) in line
+
+
+def test_traceback_before_or_after_the_command(tmp_path):
+    bad = _broken(tmp_path)
+    for args in (["--traceback", "info", bad], ["info", bad, "--traceback"]):
+        r = run(*args)
+        assert r.returncode != 0 and "Traceback" in r.stderr and "FormatError" in r.stderr
+
+
+def test_memory_error_is_one_line(tmp_path):
+    # a MemoryError raised inside a command (here: a patched reader) must not
+    # reach the user as a traceback
+    script = ("import sys, blosckit.chunk as c\n"
+              "def boom(*a, **k): raise MemoryError()\n"
+              "c.parse_chunk = boom\n"
+              "from blosckit.cli import main\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    good = SAMPLES / "arange-lz4-shuffle.b2chunk"
+    r = subprocess.run([sys.executable, "-c", script, "info", str(good)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    line, = r.stderr.strip().splitlines()
+    assert "memory" in line and str(good) in line
+    r = subprocess.run([sys.executable, "-c", script, "--traceback", "info", str(good)],
+                       capture_output=True, text=True)
+    assert "Traceback" in r.stderr and "MemoryError" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["--typesize", "0"], ["--typesize", "300", "--format", "blosc1"], ["--nthreads", "0"],
+    ["--nthreads", "1000000000"], ["--clevel", "10"], ["--filters", "trunc_prec:x"],
+    ["--filters", "nope"], ["--format", "blosc3"],
+])
+def test_bad_compress_parameters_exit_2(tmp_path, args):
+    src = tmp_path / "in.bin"
+    src.write_bytes(bytes(1000))
+    r = run("compress", src, tmp_path / "o", *args)
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr and r.stderr.strip()
+
+
+# ---------------------------------------------------------------------------
+# compress: .npy input, filters with metas, formats
+# ---------------------------------------------------------------------------
+
+def test_npy_typesize_and_data(tmp_path):
+    arr = np.linspace(0, 1, 20_000)
+    src, packed = tmp_path / "a.npy", tmp_path / "a.b2chunk"
+    np.save(src, arr)
+    r = run("compress", src, packed)
+    assert r.returncode == 0, r.stderr
+    c = blosckit.parse_chunk(packed.read_bytes())
+    assert c.typesize == 8
+    assert blosckit.decompress(packed.read_bytes()) == arr.tobytes()
+    r = run("compress", src, packed, "--typesize", "4")
+    assert r.returncode == 0 and blosckit.parse_chunk(packed.read_bytes()).typesize == 4
+
+
+def test_raw_input_defaults_to_typesize_1(tmp_path):
+    src, packed = tmp_path / "in.bin", tmp_path / "o"
+    src.write_bytes(np.arange(10_000, dtype="<i4").tobytes())
+    assert run("compress", src, packed).returncode == 0
+    assert blosckit.parse_chunk(packed.read_bytes()).typesize == 1
+
+
+def test_filters_with_metas(tmp_path):
+    arr = np.linspace(0, 1, 20_000)
+    src, packed = tmp_path / "a.npy", tmp_path / "a.b2chunk"
+    np.save(src, arr)
+    r = run("compress", src, packed, "--filters", "shuffle,trunc_prec:20")
+    assert r.returncode == 0, r.stderr
+    chunk = packed.read_bytes()
+    assert blosckit.parse_chunk(chunk).filters == [("shuffle", 0), ("trunc_prec", 20)]
+    assert chunk == blosckit.compress(arr, filters=("shuffle", ("trunc_prec", 20)))
+
+
+def test_blosc1_compat_format(tmp_path):
+    src, packed = tmp_path / "in.bin", tmp_path / "o"
+    src.write_bytes(np.arange(10_000, dtype="<i4").tobytes())
+    r = run("compress", src, packed, "--typesize", "4", "--filters", "delta,shuffle",
+            "--format", "blosc1")
+    assert r.returncode == 2 and "blosc1-compat" in r.stderr
+    r = run("compress", src, packed, "--typesize", "4", "--filters", "delta,shuffle",
+            "--format", "blosc1-compat")
+    assert r.returncode == 0, r.stderr
+    assert blosckit.decompress(packed.read_bytes()) == src.read_bytes()
+
+
+# ---------------------------------------------------------------------------
+# --version
+# ---------------------------------------------------------------------------
+
+def test_version_prints_the_version():
+    r = run("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == f"blosckit {blosckit.__version__}"
+
+
+def test_version_prints_the_native_paths():
+    buildinfo = pytest.importorskip(
+        "blosckit.buildinfo", reason="blosckit/buildinfo.py (native_info) is not there yet")
+    info = buildinfo.native_info()
+    r = run("--version")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()[1:]
+    assert lines and not any(line.startswith("native: unavailable") for line in lines)
+    for key in info:
+        assert any(str(key) in line for line in lines), key
+    for name, entry in info.get("codecs", {}).items():    # one line per codec
+        assert any(line.split()[:1] == [name] for line in lines), name

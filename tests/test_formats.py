@@ -100,15 +100,21 @@ def test_header_extended_v3_is_alpha():
     common(fc.Header, raw, obj)
 
 
-def test_stream_and_block_with_context():
-    raw = (struct.pack("<i", 3) + b"abc" + struct.pack("<i", 0) + struct.pack("<i", -7)
-           + b"\x01")
-    obj = [dict(csize=3, token=None, cdata=b"abc"), dict(csize=0, token=None, cdata=None),
-           dict(csize=-7, token=1, cdata=None)]
-    common(fc.Block, raw, obj, num_streams=3, version=5)
+def test_stream_with_context():
+    raw = struct.pack("<i", 3) + b"abc"
+    common(fc.Stream, raw, dict(csize=3, token=None, cdata=b"abc"), version=5)
+    common(fc.Stream, struct.pack("<i", 0), dict(csize=0, token=None, cdata=None), version=5)
+    common(fc.Stream, struct.pack("<i", -7) + b"\x01", dict(csize=-7, token=1, cdata=None),
+           version=5)
     # before version 4 a run has no token
-    common(fc.Block, struct.pack("<i", -7), [dict(csize=-7, token=None, cdata=None)],
-           num_streams=1, version=3)
+    common(fc.Stream, struct.pack("<i", -7), dict(csize=-7, token=None, cdata=None),
+           version=3)
+
+
+def test_stream_inside_a_parent_giving_version():
+    parent = cs.Struct("version" / cs.Int8ul, "s" / fc.Stream)
+    obj = parent.parse(b"\x05" + struct.pack("<i", -2) + b"\x01")
+    assert (obj.s.csize, obj.s.token) == (-2, 1)
 
 
 def test_dict_section():
@@ -132,17 +138,6 @@ def test_lazy_trailer():
     raw = struct.pack("<iq3i", 7, 1 << 40, 10, 20, 30)
     common(fc.LazyTrailer, raw, dict(nchunk=7, offset=1 << 40, block_csizes=[10, 20, 30]),
            4 + 8 + 12, num_blocks=3)
-
-
-def test_chunk_prefix_parses_a_chunk():
-    """ChunkPrefix on a real chunk: header, bstarts, ofs_streams."""
-    bstarts = [40, 50]
-    raw = (struct.pack("<BBBBiii", 5, 1, 0x15, 1, 20, 10, 60) + bytes(16)
-           + struct.pack("<2i", *bstarts) + struct.pack("<i", 10) + bytes(10)
-           + struct.pack("<i", 10) + bytes(6))
-    p = fc.ChunkPrefix.parse(raw)
-    assert p.num_blocks == 2 and list(p.bstarts) == bstarts and p.ofs_streams == 40
-    assert p.dict is None and p.value is None
 
 
 # ---------------------------------------------------------------------------
@@ -308,3 +303,29 @@ def _headers(draw):
 @given(_headers())
 def test_pack_header_matches_the_declaration(h):
     assert fc.pack_header(h) == fc.Header.build(h)
+
+
+@given(st.binary(min_size=4, max_size=4), st.integers(1, 64))
+def test_fast_item_formats_agree(data, n):
+    # the one-field formats the reader uses for bstarts, dsize, csize and VL sizes
+    for con, fast in ((fc.Bstarts.subcon, fc.FAST_BSTART), (fc.DictSection.dsize, fc.FAST_DSIZE),
+                      (fc.Stream.csize, fc.FAST_CSIZE), (fc.VLBlock.size, fc.FAST_VLSIZE)):
+        assert fast.unpack(data)[0] == con.parse(data)
+    raw = data * n
+    assert list(fc.fast_bstarts(n).unpack(raw)) == list(fc.Bstarts.parse(raw, num_blocks=n))
+
+
+@given(st.binary(min_size=0, max_size=64))
+def test_stream_declaration_agrees_with_the_reader_walk(data):
+    """The Stream declaration and the reader's hand-derived walk (csize, token
+    for versions >= 4, payload) take the same bytes."""
+    from blosckit.formats import parse
+    from blosckit.errors import FormatError
+    for version in (3, 5):
+        try:
+            s = parse(fc.Stream, data, 0, "s", rule="B4", version=version)
+        except FormatError:
+            continue
+        size = fc.LEN_CSIZE + (fc.LEN_TOKEN if s.token is not None else 0) + max(s.csize, 0)
+        assert (s.token is not None) == (s.csize < 0 and version >= 4)
+        assert size <= len(data)

@@ -280,6 +280,67 @@ def test_shuffles_parity_hypothesis(data, ts, legacy):
     each_level(check)
 
 
+# The four kernels return a new bytes object written in place (allocated
+# without zeroing from 16 KiB on, zeroed below): every input type, both
+# allocation sizes around the switch, tails, typesize 1 and large typesizes.
+NEW_BYTES_LENGTHS = [0, 1, 2, 3, 7, 8, 9, 31, 255, 4097, 16383, 16384, 16385, 70001]
+
+
+def _as_inputs(b):
+    """The same bytes as bytes, bytearray, memoryview slice and numpy arrays."""
+    padded = b"??" + b + b"!"
+    yield b
+    yield bytearray(b)
+    yield memoryview(padded)[2:2 + len(b)]
+    yield np.frombuffer(b, np.uint8)
+    if len(b) % 4 == 0:
+        yield np.frombuffer(b, np.uint32)      # itemsize 4: still len(b) bytes
+
+
+@pytest.mark.parametrize("ts", [1, 2, 3, 4, 8, 16, 17, 255])
+def test_new_bytes_kernels_every_input(level, ts):
+    rng = np.random.default_rng(500 + ts)
+    for length in NEW_BYTES_LENGTHS:
+        b = rng.integers(0, 256, length, dtype=np.uint8).tobytes()
+        want = {"shuffle": ref_shuffle(b, ts), "unshuffle": ref_unshuffle(b, ts),
+                "bitshuffle": ref_bitshuffle(b, ts), "bitunshuffle": ref_bitunshuffle(b, ts),
+                "bitshuffle_legacy": ref_bitshuffle(b, ts, True),
+                "bitunshuffle_legacy": ref_bitunshuffle(b, ts, True)}
+        for src in _as_inputs(b):
+            got = {"shuffle": N.shuffle(src, ts), "unshuffle": N.unshuffle(src, ts),
+                   "bitshuffle": N.bitshuffle(src, ts),
+                   "bitunshuffle": N.bitunshuffle(src, ts),
+                   "bitshuffle_legacy": N.bitshuffle(src, ts, True),
+                   "bitunshuffle_legacy": N.bitunshuffle(src, ts, True)}
+            for name, out in got.items():
+                assert type(out) is bytes, (name, type(src))
+                assert out == want[name], (name, length, type(src))
+
+
+def test_new_bytes_results_are_independent():
+    # each call returns its own object, and later calls never write into it
+    b = bytes(range(256)) * 80
+    first = N.shuffle(b, 4)
+    keep = bytes(bytearray(first))
+    second = N.shuffle(b[::-1], 4)
+    third = N.bitunshuffle(b, 8)
+    assert first is not second and first == keep
+    assert second == ref_shuffle(b[::-1], 4) and third == ref_bitunshuffle(b, 8)
+    small = N.unshuffle(b[:100], 4)
+    assert small is not N.unshuffle(b[:100], 4)
+
+
+def test_new_bytes_kernels_reject_bad_input():
+    for fn in (N.shuffle, N.unshuffle, N.bitshuffle, N.bitunshuffle):
+        for ts in (0, -1, 2.0, None):
+            with pytest.raises(ValueError):
+                fn(b"abcdefgh", ts)
+        with pytest.raises(TypeError):
+            fn("not bytes", 4)
+        with pytest.raises((ValueError, BufferError)):
+            fn(memoryview(bytes(64))[::2], 4)      # not contiguous
+
+
 def test_api_errors():
     with pytest.raises(ValueError):
         N.shuffle(b"abcd", 0)

@@ -6,7 +6,10 @@ Calling them through cffi (GIL released) lets a stream be encoded or decoded
 straight into its place in the output instead of through a fresh bytes
 object, and gives the native block loops in ``blosckit.native`` their codec
 entry points (``NATIVE_DECODERS`` here; ``native_encoder`` on each codec).
-Every user falls back to the package's Python API when a symbol is missing.
+Every user falls back to the package's Python API when a symbol is missing;
+``blosckit.buildinfo.native_info()`` reports which path each codec runs.
+Tests force a fallback by setting a handle here (``lz4lib``, ``zstdlib``,
+``zngzlib``) to None: the codec modules read these names at call time.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ import cffi
 
 ffi = cffi.FFI()
 ffi.cdef("""
+const char* LZ4_versionString(void);
+const char* zlibng_version(void);
 int LZ4_decompress_safe(const char* src, char* dst, int compressedSize, int dstCapacity);
 int LZ4_decompress_safe_usingDict(const char* src, char* dst, int srcSize, int dstCapacity,
                                   const char* dictStart, int dictSize);
@@ -72,6 +77,18 @@ with contextlib.suppress(Exception):
     zngzlib = _lib
 
 
+def version_string(lib, name: str, owner=None) -> str | None:
+    """The text returned by the library's version function ``name``, or None
+    when the library is not loaded or does not export it."""
+    owner = ffi if owner is None else owner
+    if lib is None:
+        return None
+    try:
+        return owner.string(getattr(lib, name)()).decode("ascii", "replace")
+    except Exception:     # symbol not exported by this build of the library
+        return None
+
+
 def address(lib, name: str, owner=None) -> int:
     """Address of C function ``name`` in ``lib`` (opened by ``owner``, an FFI;
     this module's own by default)."""
@@ -102,3 +119,19 @@ def _entries() -> dict:
 NATIVE_DECODERS = {}
 with contextlib.suppress(Exception):
     NATIVE_DECODERS = _entries()
+
+
+def package_version(dist: str) -> str | None:
+    """The installed version of distribution ``dist`` (importlib.metadata)."""
+    from importlib import metadata
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def path_info(native: bool, via: str, library: str | None, version: str | None) -> dict:
+    """One entry of a codec's ``paths()``: which kind of path runs, through
+    which call, and the library (and its version, None if unknown) behind it."""
+    return {"path": "native" if native else "python", "via": via,
+            "library": library, "version": version}

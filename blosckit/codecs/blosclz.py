@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 from .. import native
+from . import _dl
+from ._fit import describe_count
+
+# The C-Blosc2 / C-Blosc releases whose BloscLZ bytes the native encoder reproduces.
+BLOSCLZ_RULES = {"blosc2": "2.5.3 (C-Blosc2 3.3.x)", "blosc1": "2.5.1 (C-Blosc 1.21.x)"}
 
 
 class BloscLZ:
@@ -33,7 +38,27 @@ class BloscLZ:
         return 0, native._FLAVORS[flavor], {}
 
     def decompress_into(self, src, dst, dict=None) -> int:
+        """Decode one block stream into ``dst``: the bytes produced; 0 for a
+        malformed stream (a match reaching outside the output or input)."""
         return native.blosclz_decompress_into(src, dst)
+
+    def describe_failure(self, code: int, expected: int) -> str:
+        """Why ``decompress_into`` returned ``code`` for a block of ``expected`` bytes."""
+        if code == 0:
+            return ("the blosclz stream is malformed (a match or literal run reaches "
+                    f"outside the stream or the {expected}-byte block)")
+        return describe_count("blosclz", code, expected)
+
+    def paths(self) -> dict:
+        """BloscLZ has only the native path (blosckit's own C library)."""
+        ver = BLOSCLZ_RULES["blosc2"]
+        return {
+            "encode": _dl.path_info(True, "bk_blosclz_compress", "blosckit.native", ver),
+            "decode": _dl.path_info(True, "bk_blosclz_decompress", "blosckit.native", ver),
+            "packages": {},
+            "byte_identical": True,
+            "caveat": None,
+        }
 
 
 CODECS = (BloscLZ(),)

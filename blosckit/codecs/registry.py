@@ -2,8 +2,10 @@
 
 The ids and names come from :mod:`blosckit.formats.enums`; this module only
 maps them to implementations.  A codec is a tiny protocol: ``code``, ``name``,
-``compformat``, ``compress``, ``compress_into`` and ``decompress_into``; codecs
-the native block loops can call also have ``native_encoder`` (see ``_dl``).
+``compformat``, ``compress``, ``compress_into``, ``decompress_into``,
+``describe_failure`` and ``paths``; codecs the native block loops can call also
+have ``native_encoder`` (see ``_dl``).  ``codec_paths`` collects what every
+codec reports about its encode/decode paths (``blosckit.buildinfo`` shows it).
 """
 from __future__ import annotations
 
@@ -34,7 +36,19 @@ class Codec(Protocol):
     def decompress_into(self, src: memoryview, dst: memoryview,
                         dict: bytes | None = None) -> int:
         """Decode ``src`` into ``dst``; returns the number of bytes produced
-        (negative or short on malformed input; never writes past ``dst``)."""
+        by a complete, well-formed stream, else a failure code (never writes
+        past ``dst``).  Success means a result equal to ``len(dst)`` when the
+        caller expects a full block; anything else goes to
+        ``describe_failure``."""
+
+    def describe_failure(self, code: int, expected: int) -> str:
+        """One sentence saying why ``decompress_into`` returned ``code`` where
+        ``expected`` bytes were due (a short count or a codec error)."""
+
+    def paths(self) -> dict:
+        """``{"encode": path, "decode": path, "packages": {dist: version},
+        "byte_identical": bool, "caveat": str | None}``; a path is
+        ``{"path": "native" | "python", "via", "library", "version"}``."""
 
 
 CODECS_BY_CODE: dict[int, Codec] = {}
@@ -67,6 +81,32 @@ def decoder_for(compformat: int, udcodec: int | None, offset: int, path: str) ->
             f"codec format {compformat} ({enums.COMPFORMATS[compformat]}) cannot be decoded",
             offset, path)
     return codec
+
+
+def describe_failure(codec: Codec, code: int, expected: int) -> str:
+    """Why ``codec.decompress_into`` returned ``code`` instead of ``expected`` bytes."""
+    return codec.describe_failure(code, expected)
+
+
+# The codecs native_info reports, in a fixed order (snappy may be missing).
+REPORTED = ("blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy")
+
+
+def codec_paths() -> dict[str, dict]:
+    """Per codec name: its ``paths()``, plus ``chunk_decoder`` ("native" when
+    the whole-chunk C decoder has this codec's entry points, else "python").
+    A codec this build lacks is reported with ``"available": False``."""
+    from . import _dl
+    out: dict[str, dict] = {}
+    for name in REPORTED:
+        codec = CODECS_BY_NAME.get(name)
+        if codec is None:
+            out[name] = {"available": False}
+            continue
+        info = {"available": True, **codec.paths()}
+        info["chunk_decoder"] = "native" if codec.code in _dl.NATIVE_DECODERS else "python"
+        out[name] = info
+    return out
 
 
 def _load() -> None:

@@ -1,5 +1,11 @@
 """Declarations of every on-disk structure, plus the one choke point that turns
-construct's failures into :class:`FormatError` with an offset and a path."""
+construct's failures into :class:`FormatError` with an offset, a path and a
+rule id.
+
+``parse`` reads a structure in place from ``(buffer, offset)``: nothing past
+the bytes the structure reads is copied, so a frame can hand it a chunk, a
+header or a trailer inside a multi-gigabyte mapping.
+"""
 from __future__ import annotations
 
 import struct as _struct
@@ -9,49 +15,130 @@ import construct as cs
 
 from ..errors import FormatError
 
-__all__ = ["parse", "build", "fast_format", "field_offset"]
+__all__ = ["parse", "build", "fast_format", "field_offset", "field_offsets", "walk",
+           "MissingContext", "ctx_get", "inner"]
 
 
-def parse(con: cs.Construct, buf, offset: int = 0, path: str = "", **context: Any) -> Any:
-    """Parse ``con`` at ``offset`` of ``buf``; any failure becomes a FormatError.
+class MissingContext(TypeError):
+    """A declaration needs a context value (``version=...``) that the caller
+    did not pass: a mistake in the calling code, not in the input."""
 
-    Truncation reports the offset where the missing bytes start (the input
-    length); other failures report ``offset``, the start of the structure.
+
+def ctx_get(c: Any, name: str) -> Any:
+    """Context value ``name`` from the innermost construct context that has it,
+    so a declaration reads the same nested in a parent or parsed alone with
+    ``parse(..., name=value)``."""
+    while c is not None:
+        try:
+            return c[name]
+        except KeyError:
+            c = c.get("_")
+    raise MissingContext(f"the declaration needs context value {name!r}")
+
+
+class _ViewStream:
+    """A read-only stream over ``mv[start:]`` for construct: ``read`` copies only
+    what is asked for, ``tell`` is relative to ``start``, and the start of the
+    latest read is kept so a failure can name the field that failed."""
+    __slots__ = ("mv", "start", "pos", "last")
+
+    def __init__(self, mv: memoryview, start: int) -> None:
+        self.mv = mv
+        self.start = start
+        self.pos = start
+        self.last = start
+
+    def read(self, n: int | None = -1) -> bytes:
+        end = len(self.mv) if n is None or n < 0 else min(self.pos + n, len(self.mv))
+        self.last = self.pos
+        data = bytes(self.mv[self.pos:end])
+        self.pos = max(end, self.pos)
+        return data
+
+    def tell(self) -> int:
+        return self.pos - self.start
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = (self.start, self.pos, len(self.mv))[whence]
+        self.pos = max(self.start, base + offset)
+        return self.pos - self.start
+
+    def seekable(self) -> bool:
+        return True
+
+
+def _view(buf) -> memoryview:
+    mv = memoryview(buf)
+    if mv.ndim != 1 or mv.itemsize != 1 or mv.format != "B":
+        mv = mv.cast("B")
+    return mv
+
+
+def parse(con: cs.Construct, buf, offset: int = 0, path: str = "", *, rule: str,
+          **context: Any) -> Any:
+    """Parse ``con`` in place at ``offset`` of ``buf`` (bytes-like).
+
+    Every failure of the input becomes a FormatError with rule ``rule``: input
+    that ends early reports the input length (where the missing bytes should
+    start), any other failure the absolute offset of the field that failed;
+    the path is ``path`` followed by construct's field path.  A declaration
+    that needs a context value the caller did not pass raises MissingContext
+    (a TypeError): that is the caller's mistake, not the input's.
     """
-    mv = memoryview(buf).cast("B") if not isinstance(buf, (bytes, bytearray)) else buf
+    mv = _view(buf)
     if offset < 0 or offset > len(mv):
         raise FormatError(f"structure starts outside the input ({len(mv)} bytes)",
-                          len(mv), path)
+                          len(mv), path, rule=rule)
+    stream = _ViewStream(mv, offset)
     try:
-        size = con.sizeof(**context)
-    except (cs.SizeofError, KeyError, AttributeError, TypeError):
-        size = None
-    data = mv[offset:] if size is None else mv[offset:offset + size]
-    try:
-        return con.parse(bytes(data), **context)
+        return con.parse_stream(stream, **context)
+    except MissingContext:
+        raise
     except cs.StreamError as e:
-        raise FormatError(f"input ends early: {_clean(e)}", len(mv), path) from e
+        raise FormatError(f"input ends early: {_message(e)}", len(mv), _join(path, e),
+                          rule=rule) from e
     except cs.ConstructError as e:
-        raise FormatError(_clean(e), offset, path) from e
-    except (ValueError, OverflowError, TypeError) as e:
-        raise FormatError(str(e), offset, path) from e
+        raise FormatError(_message(e), stream.last, _join(path, e), rule=rule) from e
+    except Exception as e:   # a context lambda or adapter choking on hostile values
+        raise FormatError(f"{type(e).__name__}: {e}", stream.last, path, rule=rule) from e
 
 
 def build(con: cs.Construct, obj: Any, path: str = "", **context: Any) -> bytes:
     """Build ``obj`` with ``con``; construct's failures become ValueError."""
     try:
         return con.build(obj, **context)
+    except MissingContext:
+        raise
     except (cs.ConstructError, KeyError, TypeError, OverflowError) as e:
-        raise ValueError(f"{path}: cannot build: {_clean(e)}") from e
+        raise ValueError(f"{path}: cannot build: {_message(e)}") from e
 
 
-def _clean(e: Exception) -> str:
+def _message(e: Exception) -> str:
     msg = str(e).strip()
     # construct prefixes messages with "Error in path (parsing) -> a -> b"
     if msg.startswith("Error in path"):
         msg = msg.split("\n", 1)[-1].strip()
     return msg or type(e).__name__
 
+
+def _join(path: str, e: cs.ConstructError) -> str:
+    """``path`` plus construct's field path, without its mode marker and the
+    repeated segment a ``* "doc"`` wrapper adds."""
+    names: list[str] = []
+    for seg in (getattr(e, "path", None) or "").split(" -> "):
+        seg = seg.strip()
+        if not seg or seg.startswith("("):
+            continue
+        if names and names[-1] == seg:
+            continue
+        names.append(seg)
+    tail = "".join(f"[{s}]" if s.isdigit() else f".{s}" for s in names)
+    return (path + tail) if path else tail.lstrip(".")
+
+
+# ---------------------------------------------------------------------------
+# Fast paths derived from fixed-size declarations
+# ---------------------------------------------------------------------------
 
 _SIMPLE = {
     cs.Int8ul: "B", cs.Int8sl: "b", cs.Int16ul: "H", cs.Int16sl: "h",
@@ -61,9 +148,15 @@ _SIMPLE = {
 }
 
 
-def _code(sub: cs.Construct) -> str:
+def inner(sub: cs.Construct) -> cs.Construct:
+    """``sub`` without the naming and doc wrappers around it."""
     while isinstance(sub, cs.Renamed):
         sub = sub.subcon
+    return sub
+
+
+def _code(sub: cs.Construct) -> str:
+    sub = inner(sub)
     if sub in _SIMPLE:
         return _SIMPLE[sub]
     if isinstance(sub, cs.FormatField):
@@ -77,23 +170,96 @@ def _code(sub: cs.Construct) -> str:
     raise TypeError(f"no struct code for {sub!r}")
 
 
-def fast_format(con: cs.Struct, endian: str = "<") -> _struct.Struct:
-    """A ``struct.Struct`` equivalent to the fixed-size Struct ``con``.
+def fast_format(con: cs.Construct, endian: str = "<") -> _struct.Struct:
+    """A ``struct.Struct`` equivalent to the fixed-size Struct ``con`` (or to
+    one fixed-size field such as an ``Int32sl``).
 
     Bit fields come out as their raw byte, arrays as consecutive items; the
-    field order of the declaration is kept.  Used by hot paths only.
+    field order of the declaration is kept.  Used by hot paths only; tests
+    check each one against its declaration.
     """
-    fmt = endian + "".join(_code(s) for s in con.subcons)
+    subs = inner(con).subcons if isinstance(inner(con), cs.Struct) else [con]
+    fmt = endian + "".join(_code(s) for s in subs)
     s = _struct.Struct(fmt)
     assert s.size == con.sizeof(), (fmt, con.sizeof())
     return s
 
 
 def field_offset(con: cs.Struct, name: str) -> int:
-    """Byte offset of field ``name`` in the fixed-size Struct ``con``."""
+    """Byte offset of field ``name`` in the Struct ``con`` (the fields before
+    it must have a fixed size)."""
     pos = 0
-    for sub in con.subcons:
+    for sub in inner(con).subcons:
         if sub.name == name:
             return pos
         pos += sub.sizeof()
     raise KeyError(name)
+
+
+def field_offsets(con: cs.Struct, path: str, base: int = 0) -> dict[str, int]:
+    """``{field path: byte offset}`` for every named fixed-size field of
+    ``con`` and of the Structs and one-byte BitStructs inside it (a bit field
+    maps to its byte).  Fields after the first variable-size one are left out."""
+    out: dict[str, int] = {}
+    pos = base
+    for sub in inner(con).subcons:
+        sub_in = inner(sub)
+        p = f"{path}.{sub.name}"
+        out[p] = pos
+        if isinstance(sub_in, cs.Struct):
+            out.update(field_offsets(sub_in, p, pos))
+        elif isinstance(sub_in, cs.Transformed):       # a one-byte BitStruct
+            for bsub in inner(sub_in.subcon).subcons:
+                out[f"{p}.{bsub.name}"] = pos
+        try:
+            pos += sub.sizeof()
+        except cs.SizeofError:
+            break
+    return out
+
+
+def walk(con: cs.Construct, obj: Any, path: str, offset: int, select=None):
+    """The fields of a parsed fixed-layout ``obj`` as ``(path, offset, size,
+    value, doc, bit)`` tuples in declaration order, for renderers (the
+    inspector).  ``size`` is in bytes; ``bit`` is ``(first bit, width)`` for a
+    bit field (LSB 0) and None otherwise.  Parents (a Struct, a BitStruct's
+    byte) come before their fields with value None, except a BitStruct whose
+    byte value is given.  ``select`` picks a Switch case: ``select(switch, obj)``.
+    """
+    pos = offset
+    for sub in inner(con).subcons:
+        name = sub.name
+        doc = getattr(sub, "docs", "") or ""
+        sub_in = inner(sub)
+        value: Any = obj.get(name) if obj is not None else None
+        if isinstance(sub_in, cs.IfThenElse):
+            if value is None:
+                continue
+            sub_in = inner(sub_in.thensubcon)
+        if isinstance(sub_in, cs.Switch):
+            sub_in = inner(select(sub_in, obj) if select else sub_in.default)
+        p = f"{path}.{name}"
+        if isinstance(sub_in, cs.Struct):
+            size = sub_in.sizeof()
+            yield (p, pos, size, None, doc, None)
+            yield from walk(sub_in, value, p, pos, select)
+            pos += size
+        elif isinstance(sub_in, cs.Transformed):          # a one-byte BitStruct
+            raw = sub_in.build(value)[0]
+            yield (p, pos, 1, raw, doc, None)
+            bit = 8
+            for bsub in inner(sub_in.subcon).subcons:
+                width = inner(bsub).sizeof()     # in bits inside a BitStruct
+                bit -= width
+                yield (f"{p}.{bsub.name}", pos, 0, int(value[bsub.name]),
+                       getattr(bsub, "docs", "") or "", (bit, width))
+            pos += 1
+        elif isinstance(sub_in, cs.Array):
+            size = sub_in.subcon.sizeof()
+            for k, v in enumerate(value):
+                yield (f"{p}[{k}]", pos + k * size, size, v, doc, None)
+            pos += size * len(value)
+        else:
+            size = len(value) if isinstance(value, bytes) else sub_in.sizeof()
+            yield (p, pos, size, value, doc, None)
+            pos += size

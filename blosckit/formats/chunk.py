@@ -1,18 +1,28 @@
-"""Chunk structures of Blosc1 and Blosc2, chunk format versions 1 to 6.
+"""Chunk structures of Blosc1 and Blosc2, chunk format versions 1 to 6, and
+the rules each one must satisfy.
 
-Every layout detail of a chunk is declared here once and used both to parse
-and to build.  The prose for each field is in specs/chunk.md; anchors are
-given per section.  Field names follow the C names of the upstream chunk
-format document, so a grep for a C name lands on its field.
+Every layout detail of a chunk is declared here once and used to parse, to
+build, to inspect and to validate; the rules sit beside the declaration they
+check.  The prose for each field is in specs/chunk.md (anchors per section);
+field names follow the C names of the upstream chunk format document, so a
+grep for a C name lands on its field.
+
+Rules read a :class:`ChunkView` (the header read through the fast formats
+derived below, plus what a decoder derives from it) that the reader fills in
+stages; ``HEADER_RULES`` .. ``LAYOUT_RULES`` list them in the order the
+reader applies them.  Offsets come from the declarations, never literals.
 """
 from __future__ import annotations
 
 import functools
+import struct
 
 import construct as cs
 from construct import this
 
-from . import fast_format
+from . import ctx_get, fast_format, field_offsets, inner
+from . import enums
+from .rules import OFFSETS, declare, rule
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#header -- the 16-byte header shared by every version
@@ -22,9 +32,9 @@ ChunkFlags = cs.BitStruct(
     "compformat" / cs.BitsInteger(3) * "bits 5-7: codec format (formats.enums.COMPFORMATS)",
     "dont_split" / cs.Flag * "bit 4: each block is one stream",
     "delta" / cs.Flag * "bit 3: Blosc1 delta filter",
-    "bitshuffle" / cs.Flag * "bit 2: Blosc1 bitshuffle filter",
+    "bitshuffle" / cs.Flag * "bit 2: Blosc1 bitshuffle filter (with bit 0: extended header)",
     "memcpyed" / cs.Flag * "bit 1: data stored uncompressed after the header",
-    "shuffle" / cs.Flag * "bit 0: Blosc1 byte shuffle filter",
+    "shuffle" / cs.Flag * "bit 0: Blosc1 byte shuffle filter (with bit 2: extended header)",
 )
 
 ChunkHeader = cs.Struct(
@@ -36,8 +46,9 @@ ChunkHeader = cs.Struct(
     "blocksize" / cs.Int32sl * "uncompressed bytes per block (VL-block chunks: number of blocks)",
     "cbytes" / cs.Int32sl * "size of the whole chunk, header included",
 )
-LEN_HEADER = 16
-LEN_EXTENDED = 32
+LEN_HEADER = ChunkHeader.sizeof()             # 16
+FLAG_SHUFFLE, FLAG_MEMCPYED, FLAG_BITSHUFFLE, FLAG_DELTA, FLAG_DONT_SPLIT = 1, 2, 4, 8, 16
+FLAGS_EXTENDED = FLAG_SHUFFLE | FLAG_BITSHUFFLE
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#extended-header -- bytes 16-31, present when flags has both
@@ -52,11 +63,13 @@ Blosc2Flags = cs.BitStruct(
     "big_endian" / cs.Flag * "bit 1: writer was big-endian (information only)",
     "use_dict" / cs.Flag * "bit 0: a dictionary section follows the bstarts",
 )
+B2_DICT, B2_LAZY, B2_INSTR, B2_SPECIAL_SHIFT = 0x01, 0x08, 0x80, 4
 
 Blosc2Flags2 = cs.BitStruct(
     "reserved" / cs.BitsInteger(7) * "bits 1-7: must be zero",
     "vl_blocks" / cs.Flag * "bit 0: variable-length blocks",
 )
+F2_VL_BLOCKS = 0x01
 
 # Version 4 onwards: six filter slots plus codec bytes.
 ExtendedHeader = cs.Struct(
@@ -92,12 +105,28 @@ Header = cs.Struct(
                        cs.Switch(this.version, EXTENDED_HEADERS, default=ExtendedHeader))
     * "bytes 16-31: the Blosc2 extension of the header",
 )
+LEN_EXTENDED = LEN_HEADER + ExtendedHeader.sizeof()      # 32
+assert ExtendedHeaderAlpha.sizeof() == ExtendedHeader.sizeof()
+
+# Field path -> offset, for every fixed field of both header layouts: the
+# offsets rules and errors report.
+OFFSETS.update(field_offsets(ChunkHeader, "chunk.header"))
+OFFSETS.update(field_offsets(ExtendedHeaderAlpha, "chunk.header.extended", LEN_HEADER))
+OFFSETS.update(field_offsets(ExtendedHeader, "chunk.header.extended", LEN_HEADER))
+OFFSETS["chunk.header"] = 0
+OFFSETS["chunk.header.extended"] = LEN_HEADER
+
+
+def switch_case(switch: cs.Switch, obj) -> cs.Construct:
+    """The extended-header layout of a parsed header (for ``formats.walk``)."""
+    return switch.cases.get(obj.version, switch.default)
+
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#body -- what follows the header
 # ---------------------------------------------------------------------------
 
-Bstarts = cs.Array(this.num_blocks, cs.Int32sl)
+Bstarts = cs.Array(lambda c: ctx_get(c, "num_blocks"), cs.Int32sl)
 
 DictSection = cs.Struct(
     "dsize" / cs.Int32sl * "dictionary size in bytes, 1..32768",
@@ -109,84 +138,48 @@ DictSection = cs.Struct(
 # by a token byte from version 4 on.
 Stream = cs.Struct(
     "csize" / cs.Int32sl * "payload size, 0 for zeros, negative for a byte run",
-    "token" / cs.If(lambda c: c.csize < 0 and c._.version >= 4, cs.Int8ul)
+    "token" / cs.If(lambda c: c.csize < 0 and ctx_get(c, "version") >= 4, cs.Int8ul)
     * "bit 0 set: run-length of byte -csize",
     "cdata" / cs.If(this.csize > 0, cs.Bytes(this.csize)) * "codec stream or raw bytes",
 )
-
-Block = cs.Array(this.num_streams, Stream)
+TOKEN_RUN = 0x01
 
 # A block of a VL-block chunk: one stream, its payload running to the next
 # bstart (or to cbytes for the last block).
 VLBlock = cs.Struct(
     "size" / cs.Int32sl * "uncompressed size of the block",
-    "payload" / cs.Bytes(lambda c: c._.len_payload) * "codec stream, raw when as long as size",
+    "payload" / cs.Bytes(lambda c: ctx_get(c, "len_payload"))
+    * "codec stream, raw when as long as size",
 )
 
 # The trailer of an in-memory lazy chunk (never valid in stored data).
 LazyTrailer = cs.Struct(
     "nchunk" / cs.Int32sl * "chunk number in its super-chunk",
     "offset" / cs.Int64sl * "chunk offset inside its frame",
-    "block_csizes" / cs.Array(lambda c: c._.num_blocks, cs.Int32sl) * "compressed size per block",
-)
-
-
-def _num_blocks(c) -> int:
-    h = c.header
-    ext = h.extended
-    if ext is not None and getattr(ext, "blosc2_flags2", None) is not None \
-            and ext.blosc2_flags2.vl_blocks:
-        return max(h.blocksize, 0)
-    if h.blocksize <= 0 or h.nbytes <= 0:
-        return 0
-    return -(-h.nbytes // h.blocksize)
-
-
-def _has_bstarts(c) -> bool:
-    h = c.header
-    if h.flags.memcpyed:
-        return False
-    ext = h.extended
-    return not (ext is not None and ext.blosc2_flags.special)
-
-
-def _special(c) -> int:
-    ext = c.header.extended
-    return ext.blosc2_flags.special if ext is not None else 0
-
-
-def _lazy(c) -> bool:
-    ext = c.header.extended
-    return bool(ext is not None and ext.blosc2_flags.lazy)
-
-
-def _use_dict(c) -> bool:
-    ext = c.header.extended
-    return bool(ext is not None and ext.blosc2_flags.use_dict)
-
-
-# The parts of a chunk that sit at fixed places: header, bstarts, dictionary,
-# a special chunk's value.  Streams are reached through bstarts (which may be
-# in any order), so they are parsed one block at a time with Block/VLBlock.
-ChunkPrefix = cs.Struct(
-    "header" / Header,
-    "num_blocks" / cs.Computed(_num_blocks),
-    "bstarts" / cs.If(_has_bstarts, Bstarts),
-    # a lazy chunk's trailer, not a dictionary, follows its bstarts
-    "dict" / cs.If(lambda c: _has_bstarts(c) and _use_dict(c) and not _lazy(c), DictSection),
-    "lazy_trailer" / cs.If(lambda c: _has_bstarts(c) and _lazy(c), LazyTrailer),
-    "value" / cs.If(lambda c: _special(c) == 3,
-                    cs.Bytes(lambda c: max(c.header.cbytes - LEN_EXTENDED, 0))),
-    "ofs_streams" / cs.Tell,
+    "block_csizes" / cs.Array(lambda c: ctx_get(c, "num_blocks"), cs.Int32sl)
+    * "compressed size per block",
 )
 
 # ---------------------------------------------------------------------------
-# Derived fast formats for hot paths (a test checks they agree with the
-# declarations above on random bytes).
+# Derived fast formats for hot paths (tests check each against its
+# declaration on random bytes).
 # ---------------------------------------------------------------------------
 FAST_HEADER = fast_format(ChunkHeader)            # <BBBBiii
 FAST_EXTENDED = fast_format(ExtendedHeader)       # <6BBB6BBB
 FAST_EXTENDED_ALPHA = fast_format(ExtendedHeaderAlpha)
+FAST_BSTART = fast_format(Bstarts.subcon)         # one bstart
+FAST_DSIZE = fast_format(DictSection.dsize)
+FAST_CSIZE = fast_format(Stream.csize)
+FAST_VLSIZE = fast_format(VLBlock.size)
+LEN_BSTART = FAST_BSTART.size
+LEN_CSIZE = FAST_CSIZE.size
+LEN_TOKEN = inner(Stream.token).thensubcon.sizeof()
+
+
+@functools.lru_cache(maxsize=64)
+def fast_bstarts(num_blocks: int) -> struct.Struct:
+    """``struct.Struct`` reading ``num_blocks`` bstarts (derived from ``Bstarts``)."""
+    return struct.Struct("<" + FAST_BSTART.format.lstrip("<") * num_blocks)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -214,3 +207,408 @@ def pack_header(h: dict) -> bytes:
     return out + FAST_EXTENDED.pack(*ext["filters"], ext["udcodec"], ext["compcode_meta"],
                                     *ext["filters_meta"], byte("Blosc2Flags2", ext["blosc2_flags2"]),
                                     b2)
+
+
+# ---------------------------------------------------------------------------
+# What the rules read
+# ---------------------------------------------------------------------------
+
+MAX_NBYTES = 2**31 - 1
+MAX_BLOCKSIZE = 536866816          # the format's largest block
+MAX_DICTSIZE = 32768
+LEGACY_MIN_SPLIT = 128             # C-Blosc 1.x: smallest per-stream size it split
+MAX_SPLITS = 16                    # C-Blosc 1.x: largest typesize it split
+NAN_WIDTHS = (4, 8)
+
+
+class ChunkView:
+    """A chunk's header read through the fast formats, plus what a decoder
+    derives from it.  The reader fills it stage by stage; rules read it."""
+    __slots__ = (
+        "n", "max_nbytes",
+        "version", "versionlz", "flags", "typesize", "nbytes", "hdr_blocksize", "cbytes",
+        "extended", "overhead", "slots", "metas", "udcodec", "compcode_meta", "flags2",
+        "b2flags", "special", "memcpyed", "vl", "lazy", "instr", "use_dict", "compformat",
+        "blocksize", "nblocks", "bstarts", "ofs_dict", "ofs_streams", "dict", "split",
+        "legacy",
+    )
+    n: int                  # bytes available in the input
+    max_nbytes: int         # the caller's cap on nbytes
+    version: int
+    versionlz: int
+    flags: int              # the raw flags byte
+    typesize: int
+    nbytes: int
+    hdr_blocksize: int      # blocksize as stored
+    cbytes: int
+    extended: bool          # 32-byte header
+    overhead: int           # the header length
+    slots: list[int]        # filter id per slot (Blosc1 flags mapped to slots)
+    metas: list[int]
+    udcodec: int
+    compcode_meta: int
+    flags2: int
+    b2flags: int
+    special: int            # 0..7 (formats.enums.SPECIALS)
+    memcpyed: bool
+    vl: bool
+    lazy: bool
+    instr: bool
+    use_dict: bool
+    compformat: int
+    blocksize: int          # clamped to nbytes as C-Blosc2 does
+    nblocks: int
+    bstarts: list[int]
+    ofs_dict: int           # where the dictionary section starts (after the bstarts)
+    ofs_streams: int        # where the streams section starts
+    dict: bytes | None
+    split: bool             # full blocks are split into typesize streams
+    legacy: bool            # version <= 2: C-Blosc 1.x rules
+
+
+def bstart_offset(v: ChunkView, j: int) -> int:
+    """Offset of bstart ``j``."""
+    return v.overhead + LEN_BSTART * j
+
+
+_H, _X = "chunk.header.", "chunk.header.extended."
+
+# ---------------------------------------------------------------------------
+# specs/chunk.md#rules-header -- rules on the 16- and 32-byte header
+# ---------------------------------------------------------------------------
+
+H1 = declare("H1", "error", "chunk.header", "chunk.md#rules-header",
+             "the input holds at least the 16-byte header")
+
+
+@rule("T-version", "error", _H + "version", "chunk.md#rules-header", "version is 1..6")
+def version_known(v, ctx, sink):
+    if v.version not in enums.VERSIONS:
+        sink("version 0 was never written" if v.version == 0
+             else f"unknown chunk version {v.version}")
+
+
+@rule("H2", "error", _H + "cbytes", "chunk.md#rules-header", "cbytes >= 16")
+def cbytes_covers_header(v, ctx, sink):
+    if v.cbytes < LEN_HEADER:
+        sink(f"cbytes {v.cbytes} is below the {LEN_HEADER}-byte header")
+
+
+@rule("H5", "error", _H + "typesize", "chunk.md#rules-header", "typesize > 0")
+def typesize_positive(v, ctx, sink):
+    if v.typesize == 0:
+        sink("typesize is 0")
+
+
+@rule("T-nbytes", "error", _H + "nbytes", "chunk.md#rules-header", "nbytes >= 0")
+def nbytes_not_negative(v, ctx, sink):
+    if v.nbytes < 0:
+        sink(f"negative nbytes {v.nbytes}")
+
+
+@rule("T-max-nbytes", "error", _H + "nbytes", "chunk.md#rules-header",
+      "nbytes <= the caller's max_nbytes")
+def nbytes_below_cap(v, ctx, sink):
+    if v.nbytes > v.max_nbytes:
+        sink(f"nbytes {v.nbytes} exceeds the limit of {v.max_nbytes}")
+
+
+@rule("H6", "error", _H + "cbytes", "chunk.md#rules-header",
+      "cbytes >= 32 when the header is extended")
+def cbytes_covers_extended(v, ctx, sink):
+    if v.extended and LEN_HEADER <= v.cbytes < LEN_EXTENDED:
+        sink(f"cbytes {v.cbytes} is below the {LEN_EXTENDED}-byte extended header")
+
+
+@rule("H7", "error", "chunk.header.extended", "chunk.md#rules-header",
+      "the input holds the 32-byte extended header")
+def input_holds_extended(v, ctx, sink):
+    if v.extended and v.n < LEN_EXTENDED:
+        sink(f"the extended header needs {LEN_EXTENDED} bytes, got {v.n}", v.n)
+
+
+HEADER_RULES = (version_known, cbytes_covers_header, typesize_positive, nbytes_not_negative,
+                nbytes_below_cap, cbytes_covers_extended, input_holds_extended)
+
+# Rules on the fields of the extended header (run once it has been read).
+
+
+@rule("T-flags2", "error", _X + "blosc2_flags2", "chunk.md#rules-header",
+      "blosc2_flags2 bits 1-7 are zero")
+def flags2_reserved_clear(v, ctx, sink):
+    if v.flags2 & ~F2_VL_BLOCKS & 0xFF:
+        sink(f"reserved bits set in blosc2_flags2 ({v.flags2:#04x})")
+
+
+@rule("H3", "error", _H + "blocksize", "chunk.md#rules-header", "blocksize > 0")
+def blocksize_positive(v, ctx, sink):
+    if v.hdr_blocksize <= 0:
+        sink(f"blocksize {v.hdr_blocksize} is not positive")
+
+
+@rule("H4", "error", _H + "blocksize", "chunk.md#rules-header",
+      "blocksize <= 536866816 (for VL-block chunks: the block count)")
+def blocksize_below_max(v, ctx, sink):
+    if v.hdr_blocksize > MAX_BLOCKSIZE:
+        sink(f"blocksize {v.hdr_blocksize} exceeds the maximum {MAX_BLOCKSIZE}")
+
+
+@rule("H8", "error", _X + "blosc2_flags", "chunk.md#rules-header",
+      "a VL-block chunk is not special")
+def vl_not_special(v, ctx, sink):
+    if v.vl and v.special:
+        sink("a VL-block chunk cannot be special")
+
+
+@rule("H12", "error", _H + "flags", "chunk.md#rules-header", "a VL-block chunk is not memcpyed")
+def vl_not_memcpyed(v, ctx, sink):
+    if v.vl and v.memcpyed:
+        sink("a VL-block chunk cannot be memcpyed")
+
+
+@rule("D2", "error", _X + "blosc2_flags.special", "chunk.md#rules-special",
+      "special kind is 0..4")
+def special_known(v, ctx, sink):
+    if v.special not in enums.SPECIALS:
+        sink(f"unknown special kind {v.special}")
+
+
+@rule("H14", "error", _H + "cbytes", "chunk.md#rules-header", "cbytes <= the input length",
+      needs=(_H + "cbytes",))
+def cbytes_inside_input(v, ctx, sink):
+    # a lazy chunk's cbytes counts data left in its frame; special chunks are
+    # never lazy, whatever the bit says (C-Blosc2 misses that: V1)
+    if v.cbytes > v.n and not (v.lazy and not v.special):
+        sink(f"cbytes {v.cbytes} claims more than the {v.n} bytes given", v.n)
+
+
+@rule("T-udcodec", "error", _X + "udcodec", "chunk.md#rules-header",
+      "codec format 6 names a plugin codec (udcodec >= 6), never a built-in one")
+def udcodec_not_builtin(v, ctx, sink):
+    # writers store built-in codecs under their own codec format; C-Blosc2
+    # looks udcodec up among plugins only and refuses such a chunk
+    if (v.compformat == enums.COMPFORMAT_UDCODEC and v.extended
+            and v.version not in EXTENDED_HEADERS and not v.special and not v.memcpyed
+            and v.udcodec < enums.FIRST_UDCODEC):
+        sink(f"codec format 6 with udcodec {v.udcodec} ({enums.codec_name(v.udcodec)}), a "
+             "built-in codec that is stored under its own codec format")
+
+
+FIELD_RULES = (flags2_reserved_clear, blocksize_positive, blocksize_below_max, vl_not_special,
+               vl_not_memcpyed, special_known, cbytes_inside_input, udcodec_not_builtin)
+
+# ---------------------------------------------------------------------------
+# specs/chunk.md#rules-special -- special chunks (no bstarts, no streams)
+# ---------------------------------------------------------------------------
+
+
+@rule("T-special-flags", "error", _H + "flags", "chunk.md#rules-special",
+      "a non-empty special chunk has neither the memcpyed flag nor use_dict")
+def special_plain_flags(v, ctx, sink):
+    # contradictory claims no writer makes with data (an empty dict chunk is
+    # written as memcpyed zeros); C-Blosc2 refuses them
+    if v.nbytes > 0 and (v.memcpyed or v.use_dict):
+        what = "the memcpyed flag" if v.memcpyed else "use_dict"
+        sink(f"a special chunk with {what} set", OFFSETS[_H + "flags"] if v.memcpyed
+             else OFFSETS[_X + "blosc2_flags.use_dict"])
+
+
+@rule("H9", "error", _H + "cbytes", "chunk.md#rules-special",
+      "a value chunk's value width (cbytes - 32) is positive and divides nbytes",
+      needs=(_H + "cbytes", _H + "nbytes"))
+def value_width(v, ctx, sink):
+    if v.special != 3:
+        return
+    w = v.cbytes - LEN_EXTENDED
+    if not (0 < w <= MAX_BLOCKSIZE and w <= v.nbytes and v.nbytes % w == 0):
+        sink(f"a value chunk's value is cbytes - {LEN_EXTENDED} = {w} bytes, which must be "
+             f"> 0 and divide nbytes {v.nbytes}")
+
+
+@rule("H10", "error", _H + "nbytes", "chunk.md#rules-special",
+      "NaN and uninit chunks: nbytes is a multiple of typesize",
+      needs=(_H + "typesize", _H + "nbytes"))
+def special_whole_items(v, ctx, sink):
+    if v.special in (2, 4) and v.typesize and v.nbytes % v.typesize:
+        sink(f"nbytes {v.nbytes} is not a multiple of typesize {v.typesize}")
+
+
+@rule("T-special-cbytes", "error", _H + "cbytes", "chunk.md#rules-special",
+      "zeros / NaN / uninit chunks are exactly 32 bytes")
+def special_is_header_only(v, ctx, sink):
+    if v.special in (1, 2, 4) and v.cbytes != LEN_EXTENDED:
+        sink(f"a {enums.SPECIALS[v.special]} chunk has cbytes {LEN_EXTENDED}, got {v.cbytes}")
+
+
+@rule("D-nan", "error", _H + "typesize", "chunk.md#rules-special",
+      "a NaN chunk has typesize 4 or 8")
+def nan_width(v, ctx, sink):
+    if v.special == 2 and v.nbytes and v.typesize not in NAN_WIDTHS:
+        sink(f"a NaN chunk needs typesize 4 or 8, got {v.typesize}")
+
+
+SPECIAL_RULES = (special_plain_flags, value_width, special_whole_items, special_is_header_only, nan_width)
+
+# ---------------------------------------------------------------------------
+# specs/chunk.md#rules-body -- sizes, bstarts and the dictionary section
+# ---------------------------------------------------------------------------
+
+
+@rule("D3", "error", _H + "cbytes", "chunk.md#rules-body",
+      "memcpyed chunk: cbytes == nbytes + header length", needs=(_H + "nbytes",))
+def memcpyed_size(v, ctx, sink):
+    if v.memcpyed and v.cbytes != v.nbytes + v.overhead:
+        sink(f"a memcpyed chunk must have cbytes = nbytes + {v.overhead}, "
+             f"got {v.cbytes} for nbytes {v.nbytes}")
+
+
+@rule("D4", "error", _H + "cbytes", "chunk.md#rules-body",
+      "empty regular chunk: cbytes == header length")
+def empty_size(v, ctx, sink):
+    if (not v.memcpyed and not v.vl and v.nbytes == 0 and v.cbytes != v.overhead
+            and not v.lazy):
+        sink(f"an empty chunk must have cbytes {v.overhead}, got {v.cbytes}")
+
+
+@rule("D6", "error", "chunk.bstarts", "chunk.md#rules-body", "the bstarts fit inside cbytes")
+def bstarts_fit(v, ctx, sink):
+    end = v.overhead + LEN_BSTART * v.nblocks
+    limit = min(v.cbytes, v.n)
+    if end > limit:
+        sink(f"{v.nblocks} block starts need {end} bytes, the chunk has {limit}", limit)
+
+
+BODY_SIZE_RULES = (memcpyed_size, empty_size)
+BSTARTS_FIT_RULES = (bstarts_fit,)
+
+
+@rule("D7", "error", "chunk.dict.dsize", "chunk.md#rules-body", "room for the dictionary size")
+def dict_size_fits(v, ctx, sink):
+    if v.ofs_dict + DictSection.dsize.sizeof() > v.cbytes:
+        sink("no room for the dictionary size", v.cbytes)
+
+
+@rule("D8", "error", "chunk.dict.dsize", "chunk.md#rules-body", "dictionary size is 1..32768",
+      needs=("chunk.dict.dsize",))
+def dict_size_range(v, ctx, sink):
+    dsize = FAST_DSIZE.unpack_from(ctx, v.ofs_dict)[0]
+    if not 0 < dsize <= MAX_DICTSIZE:
+        sink(f"dictionary size {dsize} is outside 1..{MAX_DICTSIZE}", v.ofs_dict)
+
+
+@rule("D9", "error", "chunk.dict.dict", "chunk.md#rules-body",
+      "the dictionary fits inside cbytes", needs=("chunk.dict.dsize",))
+def dict_fits(v, ctx, sink):
+    dsize = FAST_DSIZE.unpack_from(ctx, v.ofs_dict)[0]
+    if v.ofs_dict + FAST_DSIZE.size + dsize > v.cbytes:
+        sink(f"the {dsize}-byte dictionary runs past the chunk end ({v.cbytes})", v.cbytes)
+
+
+DICT_RULES = (dict_size_fits, dict_size_range, dict_fits)
+
+
+@rule("B1", "error", "chunk.bstarts[]", "chunk.md#rules-body",
+      "each bstart lies in the streams section: after bstarts and dictionary, "
+      "at most cbytes - 4")
+def bstarts_in_range(v, ctx, sink):
+    lo, hi = v.ofs_streams, v.cbytes - LEN_CSIZE
+    if v.bstarts and lo <= min(v.bstarts) and max(v.bstarts) <= hi:
+        return                      # the common case, without a Python loop
+    for j, b in enumerate(v.bstarts):
+        if not lo <= b <= hi:
+            sink(f"block start {b} is outside the streams section {lo}..{hi}",
+                 bstart_offset(v, j), f"chunk.bstarts[{j}]")
+
+
+@rule("VL2", "error", "chunk.bstarts[]", "chunk.md#rules-vlblocks",
+      "VL-block starts increase strictly")
+def vl_bstarts_increase(v, ctx, sink):
+    if not v.vl:
+        return
+    prev = -1
+    for j, b in enumerate(v.bstarts):
+        if b <= prev:
+            sink("VL-block starts must be strictly increasing", bstart_offset(v, j),
+                 f"chunk.bstarts[{j}]")
+        prev = max(prev, b)
+
+
+@rule("B2", "error", _H + "blocksize", "chunk.md#rules-streams",
+      "split chunks: blocksize >= typesize", needs=(_H + "typesize",))
+def split_block_holds_item(v, ctx, sink):
+    if v.split and v.nbytes // v.blocksize and v.typesize > 1 and v.blocksize < v.typesize:
+        sink(f"blocksize {v.blocksize} is smaller than typesize {v.typesize} in a split chunk")
+
+
+@rule("B3", "error", _H + "blocksize", "chunk.md#rules-streams",
+      "split chunks: blocksize is a multiple of typesize", needs=(_H + "typesize",))
+def split_block_whole_items(v, ctx, sink):
+    if (v.split and v.nbytes // v.blocksize and v.typesize > 1
+            and v.blocksize >= v.typesize and v.blocksize % v.typesize):
+        sink(f"blocksize {v.blocksize} is not a multiple of typesize {v.typesize} "
+             "in a split chunk: the last bytes of each block are never written")
+
+
+BSTART_RULES = (bstarts_in_range, vl_bstarts_increase)
+SPLIT_RULES = (split_block_holds_item, split_block_whole_items)
+
+# ---------------------------------------------------------------------------
+# specs/chunk.md#rules-decode -- what a decoder must support
+# ---------------------------------------------------------------------------
+
+
+@rule("T-lazy", "error", _X + "blosc2_flags.lazy", "chunk.md#rules-decode",
+      "stored chunks are not lazy (decoding raises UnsupportedError)", unsupported=True)
+def not_lazy(v, ctx, sink):
+    if v.lazy:
+        sink("lazy chunks exist only inside C-Blosc2's memory; their data is not in the chunk")
+
+
+@rule("T-instr", "error", _X + "blosc2_flags.instrumented", "chunk.md#rules-decode",
+      "instrumented chunks hold codec statistics, not data (decoding raises "
+      "UnsupportedError)", unsupported=True)
+def not_instrumented(v, ctx, sink):
+    if v.instr:
+        sink("instrumented chunks hold codec statistics, not data")
+
+
+DECODABLE_RULES = (not_lazy, not_instrumented)
+
+# Checked where the reader looks the codec and filters up, and while it walks
+# a block's streams.
+T_CODEC = declare("T-codec", "error", _H + "flags.compformat", "chunk.md#rules-decode",
+                  "the codec is one this build decodes", unsupported=True)
+T_FILTER = declare("T-filter", "error", _X + "filters[]", "chunk.md#rules-decode",
+                   "every filter is one this build decodes", unsupported=True)
+T_TOKEN = declare("T-token", "error", "chunk.blocks[].streams[].token",
+                  "chunk.md#rules-decode",
+                  "a stream token has bit 0 set (other encodings are reserved)",
+                  unsupported=True)
+
+# ---------------------------------------------------------------------------
+# specs/chunk.md#rules-streams -- streams of regular blocks
+# ---------------------------------------------------------------------------
+
+B4 = declare("B4", "error", "chunk.blocks[].streams[].csize", "chunk.md#rules-streams",
+             "each stream (size field and payload) ends inside cbytes")
+B5 = declare("B5", "error", "chunk.blocks[].streams[].token", "chunk.md#rules-streams",
+             "a negative csize is followed by its token byte (versions >= 4)")
+B6 = declare("B6", "error", "chunk.blocks[].streams[].csize", "chunk.md#rules-streams",
+             "a run-length csize is -1..-255")
+B7 = declare("B7", "error", "chunk.blocks[].streams[].cdata", "chunk.md#rules-streams",
+             "each codec stream decodes to exactly its uncompressed size")
+
+# ---------------------------------------------------------------------------
+# specs/chunk.md#rules-vlblocks -- blocks of VL-block chunks
+# ---------------------------------------------------------------------------
+
+VL3 = declare("VL3", "error", "chunk.bstarts[]", "chunk.md#rules-vlblocks",
+              "VL blocks end inside cbytes")
+VL4 = declare("VL4", "error", "chunk.blocks[].size", "chunk.md#rules-vlblocks",
+              "VL-block size > 0")
+VL5 = declare("VL5", "error", "chunk.blocks[].size", "chunk.md#rules-vlblocks",
+              "VL-block size matches its span of the output")
+VL6 = declare("VL6", "error", "chunk.blocks[].payload", "chunk.md#rules-vlblocks",
+              "VL-block payload is not empty")
+VL7 = declare("VL7", "error", "chunk.header.nbytes", "chunk.md#rules-vlblocks",
+              "VL-block sizes add up to nbytes")

@@ -47,6 +47,10 @@ CODECS = {
     39: "j2k",
     40: "htj2k",
 }
+# The first id that codec format 6 may name in the udcodec byte: ids below
+# are the built-in codecs, stored under their own codec format.
+FIRST_UDCODEC = 6
+
 # Codec id -> the format code its streams are stored under.
 CODEC_FORMAT = {0: 0, 1: 1, 2: 1, 3: 2, 4: 3, 5: 4}
 

@@ -1,103 +1,136 @@
-"""The rules a chunk must satisfy, as a table beside the declarations.
+"""One rule set, two modes.
+
+A rule is a small function ``check(view, ctx, sink)`` declared beside the
+structure it checks (see ``formats/chunk.py``) and registered here with its
+id, severity, the field it checks and its anchor in ``specs/``.  It reports
+each problem it finds by calling ``sink(message)`` (offset and path default
+to the rule's field, taken from the declaration).  The reader passes a
+:class:`RaiseFirst` sink, which raises at the first error; the validator a
+:class:`Collect` sink, which keeps every :class:`Problem`.  One body, never two.
 
 Ids reuse C-Blosc2's own validation rule ids where C-Blosc2 makes the same
-check (H1.., D1.., B1..); ``T-`` ids are checks blosckit adds (C-Blosc2 does
-not make them and misbehaves without them).  specs/chunk.md#rules describes
-each one.  The reader raises on the first failure through :func:`fail`.
+check (H1.., D1.., B1..); ``T-`` ids are checks blosckit adds.  A test
+compares this registry with ``specs/`` both ways.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NoReturn
+from dataclasses import dataclass, field
+from typing import Any, Callable, NoReturn
 
-from ..errors import FormatError
+from ..errors import FormatError, Problem, UnsupportedError
+
+__all__ = ["Rule", "RULES", "rule", "declare", "RaiseFirst", "Collect", "run", "fail"]
+
+Check = Callable[[Any, Any, "Sink"], None]
 
 
 @dataclass(frozen=True)
 class Rule:
     id: str
-    severity: str       # "error" | "warning"
-    anchor: str         # specs/chunk.md#<anchor>
-    path: str           # the field the rule is about
-    text: str
+    severity: str                 # "error" | "warning"
+    anchor: str                   # "<spec file>#<anchor>"
+    path: str                     # the field the rule is about
+    text: str                     # what must hold, one line
+    unsupported: bool = False     # broken by valid input this build cannot decode
+    needs: tuple[str, ...] = ()   # fields whose errors make this rule meaningless
+    check: Check | None = field(default=None, compare=False)
 
 
-_R = Rule
-RULES: dict[str, Rule] = {r.id: r for r in (
-    _R("H1", "error", "rules-header", "chunk.header", "input holds at least the 16-byte header"),
-    _R("H2", "error", "rules-header", "chunk.header.cbytes", "cbytes >= 16"),
-    _R("H3", "error", "rules-header", "chunk.header.blocksize", "blocksize > 0"),
-    _R("H4", "error", "rules-header", "chunk.header.blocksize",
-       "blocksize <= 536866816 (for VL-block chunks: the block count)"),
-    _R("H5", "error", "rules-header", "chunk.header.typesize", "typesize > 0"),
-    _R("H6", "error", "rules-header", "chunk.header.cbytes",
-       "cbytes >= 32 when the header is extended"),
-    _R("H7", "error", "rules-header", "chunk.header.extended",
-       "input holds the 32-byte extended header"),
-    _R("H8", "error", "rules-header", "chunk.header.extended.blosc2_flags",
-       "a VL-block chunk is not special"),
-    _R("H9", "error", "rules-special", "chunk.header.cbytes",
-       "a value chunk's value width (cbytes - 32) is positive and divides nbytes"),
-    _R("H10", "error", "rules-special", "chunk.header.nbytes",
-       "NaN and uninit chunks: nbytes is a multiple of typesize"),
-    _R("H12", "error", "rules-header", "chunk.header.flags",
-       "a VL-block chunk is not memcpyed"),
-    _R("H14", "error", "rules-header", "chunk.header.cbytes",
-       "cbytes <= the input length"),
-    _R("D2", "error", "rules-special", "chunk.header.extended.blosc2_flags",
-       "special kind is 0..4"),
-    _R("D3", "error", "rules-body", "chunk.header.cbytes",
-       "memcpyed chunk: cbytes == nbytes + header length"),
-    _R("D4", "error", "rules-body", "chunk.header.cbytes",
-       "empty regular chunk: cbytes == header length"),
-    _R("D6", "error", "rules-body", "chunk.bstarts", "the bstarts fit inside cbytes"),
-    _R("D7", "error", "rules-body", "chunk.dict.dsize", "room for the dictionary size"),
-    _R("D8", "error", "rules-body", "chunk.dict.dsize", "dictionary size is 1..32768"),
-    _R("D9", "error", "rules-body", "chunk.dict.dict", "the dictionary fits inside cbytes"),
-    _R("D-nan", "error", "rules-special", "chunk.header.typesize",
-       "a NaN chunk has typesize 4 or 8"),
-    _R("B1", "error", "rules-body", "chunk.bstarts[]",
-       "each bstart lies in the streams section: after bstarts and dictionary, "
-       "at most cbytes - 4"),
-    _R("B2", "error", "rules-streams", "chunk.header.blocksize",
-       "split chunks: blocksize >= typesize"),
-    _R("B3", "error", "rules-streams", "chunk.header.blocksize",
-       "split chunks: blocksize is a multiple of typesize"),
-    _R("B4", "error", "rules-streams", "chunk.blocks[].streams[].csize",
-       "each stream (size field and payload) ends inside cbytes"),
-    _R("B5", "error", "rules-streams", "chunk.blocks[].streams[].token",
-       "a negative csize is followed by its token byte (versions >= 4)"),
-    _R("B6", "error", "rules-streams", "chunk.blocks[].streams[].csize",
-       "a run-length csize is -1..-255"),
-    _R("B7", "error", "rules-streams", "chunk.blocks[].streams[].cdata",
-       "each codec stream decodes to exactly its uncompressed size"),
-    _R("VL2", "error", "rules-vlblocks", "chunk.bstarts[]",
-       "VL-block starts increase strictly"),
-    _R("VL3", "error", "rules-vlblocks", "chunk.bstarts[]", "VL blocks end inside cbytes"),
-    _R("VL4", "error", "rules-vlblocks", "chunk.blocks[].size", "VL-block size > 0"),
-    _R("VL5", "error", "rules-vlblocks", "chunk.blocks[].size",
-       "VL-block size matches its span of the output"),
-    _R("VL6", "error", "rules-vlblocks", "chunk.blocks[].payload",
-       "VL-block payload is not empty"),
-    _R("VL7", "error", "rules-vlblocks", "chunk.header.nbytes",
-       "VL-block sizes add up to nbytes"),
-    _R("T-version", "error", "rules-header", "chunk.header.version",
-       "version is 1..6"),
-    _R("T-nbytes", "error", "rules-header", "chunk.header.nbytes", "nbytes >= 0"),
-    _R("T-max-nbytes", "error", "rules-header", "chunk.header.nbytes",
-       "nbytes <= the caller's max_nbytes"),
-    _R("T-flags2", "error", "rules-header", "chunk.header.extended.blosc2_flags2",
-       "blosc2_flags2 bits 1-7 are zero"),
-    _R("T-special-cbytes", "error", "rules-special", "chunk.header.cbytes",
-       "zeros / NaN / uninit chunks are exactly 32 bytes"),
-    _R("T-lazy", "error", "rules-header", "chunk.header.extended.blosc2_flags",
-       "stored chunks are not lazy (decoding raises UnsupportedError)"),
-    _R("T-instr", "warning", "rules-header", "chunk.header.extended.blosc2_flags",
-       "instrumented chunks hold statistics (decoding raises UnsupportedError)"),
-)}
+RULES: dict[str, Rule] = {}
+OFFSETS: dict[str, int] = {}      # field path -> offset, filled by the declarations
 
 
-def fail(rule: str, offset: int, path: str, message: str) -> NoReturn:
-    """Raise the FormatError for a broken rule."""
-    assert rule in RULES, rule
-    raise FormatError(message, offset, path, rule=rule)
+def _register(r: Rule) -> Rule:
+    assert r.id not in RULES, f"rule {r.id} declared twice"
+    assert r.severity in ("error", "warning"), r.severity
+    RULES[r.id] = r
+    return r
+
+
+def rule(id: str, severity: str, path: str, anchor: str, text: str, *,
+         unsupported: bool = False, needs: tuple[str, ...] = ()) -> Callable[[Check], Rule]:
+    """Decorator: register the check function as rule ``id`` and return the Rule."""
+    def deco(fn: Check) -> Rule:
+        return _register(Rule(id, severity, anchor, path, text, unsupported, needs, fn))
+    return deco
+
+
+def declare(id: str, severity: str, path: str, anchor: str, text: str, *,
+            unsupported: bool = False) -> Rule:
+    """A rule checked inline by a walker rather than by a function of its own
+    (a stream's csize is checked while the block's streams are walked)."""
+    return _register(Rule(id, severity, anchor, path, text, unsupported))
+
+
+class Sink:
+    """Where rules report.  ``current`` is the rule being run; ``bad`` the
+    field paths with an error so far (rules that need them are skipped)."""
+    __slots__ = ("current", "bad")
+
+    def __init__(self) -> None:
+        self.current: Rule | None = None
+        self.bad: set[str] = set()
+
+    def __call__(self, message: str, offset: int | None = None, path: str | None = None,
+                 *, rule: Rule | None = None) -> None:
+        r = rule if rule is not None else self.current
+        assert r is not None
+        p = r.path if path is None else path
+        if offset is None:
+            offset = OFFSETS[p]
+        self.add(r, offset, p, message)
+
+    def add(self, r: Rule, offset: int, path: str, message: str) -> None:
+        raise NotImplementedError
+
+    def ok(self, *paths: str) -> bool:
+        """No error so far on any of ``paths``."""
+        return not (self.bad and any(p in self.bad for p in paths))
+
+
+class RaiseFirst(Sink):
+    """The reader's sink: the first error raises (warnings are not the
+    reader's business)."""
+    __slots__ = ()
+
+    def add(self, r: Rule, offset: int, path: str, message: str) -> None:
+        if r.severity == "error":
+            fail(r, offset, path, message)
+
+
+class Collect(Sink):
+    """The validator's sink: every problem, in the order found."""
+    __slots__ = ("problems",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems: list[Problem] = []
+
+    def add(self, r: Rule, offset: int, path: str, message: str) -> None:
+        self.problems.append(Problem(r.severity, offset, path, message, r.id))
+        if r.severity == "error":
+            self.bad.add(r.path)
+            self.bad.add(path)
+
+    def error(self, e: FormatError) -> None:
+        """Record an error raised by code that only knows how to raise."""
+        self.problems.append(Problem("error", e.offset, e.path, e.message, e.rule or "?"))
+        self.bad.add(e.path)
+
+
+def run(rules: tuple[Rule, ...], view: Any, ctx: Any, sink: Sink) -> None:
+    """Run ``rules`` in order on ``view``, skipping those whose needed fields
+    already have an error."""
+    for r in rules:
+        if sink.bad and not sink.ok(*r.needs):
+            continue
+        sink.current = r
+        r.check(view, ctx, sink)    # type: ignore[misc]
+
+
+def fail(r: Rule | str, offset: int, path: str | None, message: str) -> NoReturn:
+    """Raise the error for a broken rule (UnsupportedError for unsupported ones)."""
+    if isinstance(r, str):
+        r = RULES[r]
+    cls = UnsupportedError if r.unsupported else FormatError
+    raise cls(message, offset, r.path if path is None else path, rule=r.id)

@@ -5,6 +5,10 @@ arrays...).  Output buffers (``dst``/``buf``) must be writable and contiguous.
 Caller mistakes (dst too small, bad typesize, bad parameters) raise
 ValueError.  The GIL is released around every C call (cffi API mode).
 """
+import struct as _struct
+
+from .._buffers import BYTES_OFS as _BYTES_OFS, ZEROED_BELOW as _ZEROED_BELOW
+from .._buffers import new_bytes_at as _new_bytes_at
 from ._native import ffi as _ffi, lib as _lib
 
 __all__ = [
@@ -14,9 +18,17 @@ __all__ = [
     "blosclz_compress_into", "blosclz_decompress_into",
     "delta_encode_into", "delta_decode_into",
     "bytedelta_encode_into", "bytedelta_decode_into", "trunc_prec_into",
+    "decode_chunk", "encode_blocks", "make_codec_table", "decompress_fast",
+    "decompress_fast_into", "read_header",
 ]
 
 _LEVELS = ("scalar", "sse2", "avx2")
+
+# pre-bound: the per-call kernels skip the module attribute lookups
+_shuffle_at = _lib.bk_shuffle_at
+_unshuffle_at = _lib.bk_unshuffle_at
+_bitshuffle_at = _lib.bk_bitshuffle_at
+_bitunshuffle_at = _lib.bk_bitunshuffle_at
 
 
 # ------------------------------------------------------------------ helpers
@@ -112,16 +124,37 @@ def unshuffle_into(src, dst, typesize):
     _check_rc(_lib.bk_unshuffle(s, d, n, typesize), "unshuffle")
 
 
-def shuffle(src, typesize):
-    out = bytearray(len(_rd(src)))
-    shuffle_into(src, out, typesize)
-    return bytes(out)
+def _small_copy(s) -> bytes:
+    """The result for inputs under 2 bytes, where every kernel copies."""
+    return s if s.__class__ is bytes else bytes(_ffi.buffer(s))
 
 
-def unshuffle(src, typesize):
-    out = bytearray(len(_rd(src)))
-    unshuffle_into(src, out, typesize)
-    return bytes(out)
+def shuffle(src, typesize: int) -> bytes:
+    """shuffle_into's result as a new bytes object (written in place)."""
+    if not isinstance(typesize, int) or typesize < 1:
+        _check_typesize(typesize)
+    # bytes pass to C as they are (zero-copy); the rest through a buffer
+    s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
+    n = len(s)
+    if n < 2:
+        return _small_copy(s)
+    obj, addr = _new_bytes_at(n)
+    _shuffle_at(s, addr, n, typesize)      # cannot fail: typesize was checked
+    return obj
+
+
+def unshuffle(src, typesize: int) -> bytes:
+    """unshuffle_into's result as a new bytes object (written in place)."""
+    if not isinstance(typesize, int) or typesize < 1:
+        _check_typesize(typesize)
+    # bytes pass to C as they are (zero-copy); the rest through a buffer
+    s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
+    n = len(s)
+    if n < 2:
+        return _small_copy(s)
+    obj, addr = _new_bytes_at(n)
+    _unshuffle_at(s, addr, n, typesize)
+    return obj
 
 
 def bitshuffle_into(src, dst, typesize, legacy=False):
@@ -145,16 +178,32 @@ def bitunshuffle_into(src, dst, typesize, legacy=False):
     _check_rc(_lib.bk_bitunshuffle(s, d, n, typesize, 1 if legacy else 0), "bitunshuffle")
 
 
-def bitshuffle(src, typesize, legacy=False):
-    out = bytearray(len(_rd(src)))
-    bitshuffle_into(src, out, typesize, legacy)
-    return bytes(out)
+def bitshuffle(src, typesize: int, legacy: bool = False) -> bytes:
+    """bitshuffle_into's result as a new bytes object (written in place)."""
+    if not isinstance(typesize, int) or typesize < 1:
+        _check_typesize(typesize)
+    # bytes pass to C as they are (zero-copy); the rest through a buffer
+    s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
+    n = len(s)
+    if n < 2:
+        return _small_copy(s)
+    obj, addr = _new_bytes_at(n)
+    _check_rc(_bitshuffle_at(s, addr, n, typesize, 1 if legacy else 0), "bitshuffle")
+    return obj
 
 
-def bitunshuffle(src, typesize, legacy=False):
-    out = bytearray(len(_rd(src)))
-    bitunshuffle_into(src, out, typesize, legacy)
-    return bytes(out)
+def bitunshuffle(src, typesize: int, legacy: bool = False) -> bytes:
+    """bitunshuffle_into's result as a new bytes object (written in place)."""
+    if not isinstance(typesize, int) or typesize < 1:
+        _check_typesize(typesize)
+    # bytes pass to C as they are (zero-copy); the rest through a buffer
+    s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
+    n = len(s)
+    if n < 2:
+        return _small_copy(s)
+    obj, addr = _new_bytes_at(n)
+    _check_rc(_bitunshuffle_at(s, addr, n, typesize, 1 if legacy else 0), "bitunshuffle")
+    return obj
 
 
 # ------------------------------------------------------------------- BloscLZ
@@ -306,7 +355,8 @@ def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, vers
     ``codec_fns``: addresses (ints) of the codec package's C functions, keys
     ``fn``, ``fn_dict``, ``fn_error``, ``fn_new``, ``fn_free``.  Returns -1
     when every block decoded, else the lowest index of a failing block (the
-    caller explains the failure with its Python path).  ``first``/``count``
+    caller explains the failure with its Python path).  MemoryError when no
+    worker thread could allocate its scratch buffers or codec context.  ``first``/``count``
     select a run of blocks (``count`` 0: all), written from the start of
     ``dst``; not with delta unless ``first`` is 0.
     """
@@ -336,6 +386,8 @@ def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, vers
     c.first, c.count = first, count
     rc = _lib.bk_decode_chunk(c, int(nthreads))
     del s, d, starts, dbuf      # kept alive until the call returned
+    if rc == _lib.BK_DECODE_NOMEM:
+        raise MemoryError("decode_chunk: no worker could allocate its buffers")
     return rc
 
 
@@ -347,7 +399,8 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     ``(out, cap, sizes, needs)``: block j's bytes are
     ``out[j * cap : j * cap + sizes[j]]``; ``needs[j]`` is the highest output
     position (relative to the block's start) the reference encoder compares
-    with its budget.  Raises ValueError when a block cannot be encoded.
+    with its budget.  Raises ValueError when a block cannot be encoded,
+    MemoryError when no worker could allocate its buffers.
     """
     nblocks = -(-nbytes // blocksize) if nbytes else 0
     nstreams = typesize if split else 1
@@ -373,6 +426,135 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     e.out, e.block_cap, e.sizes, e.needs = o, cap, sizes, needs
     rc = _lib.bk_encode_blocks(e, int(nthreads))
     del s, o
+    if rc == -2:
+        raise MemoryError("encode_blocks: no worker could allocate its buffers")
     if rc != 0:
         raise ValueError("encode_blocks: a block could not be encoded")
     return out, cap, list(sizes), list(needs)
+
+
+# ------------------------------------------------- one-call chunk decoding
+
+# the chunk's codec format (flags >> 5) -> the codec id keying the entries
+_FORMAT_TO_CODEC = {0: 0, 1: 1, 3: 4, 4: 5}
+_MAX_NBYTES = 2**31 - 1
+_CHECK_FIRST = 1 << 20     # above this nbytes, check the chunk before allocating
+_nbytes_at = _struct.Struct("<i").unpack_from
+_fast_at = _lib.bk_fast_decompress_at
+_fast = _lib.bk_fast_decompress
+_DONE, _NOMEM = _lib.BK_FAST_DONE, _lib.BK_FAST_NOMEM
+_NULL = _ffi.NULL
+
+
+def make_codec_table(entries: dict) -> object:
+    """The codec table ``decompress_fast`` takes, built once per process.
+
+    ``entries``: codec id -> (native codec kind, {C entry point name: address})
+    as in ``blosckit.codecs._dl.NATIVE_DECODERS`` (the caller passes it: the
+    codec layer imports this module, not the reverse).  Codecs without an
+    entry make the fast path decline their chunks.
+    """
+    t = _ffi.new("bk_codec_table *")
+    for fmt in range(8):
+        t.by_format[fmt].kind = CODEC_NONE
+    for fmt, code in _FORMAT_TO_CODEC.items():
+        entry = entries.get(code)
+        if entry is None:
+            continue
+        kind, fns = entry
+        slot = t.by_format[fmt]
+        slot.kind = kind
+        for name, addr in fns.items():
+            setattr(slot, name, _ffi.cast("void *", addr))
+    return t
+
+
+def _clamp_limit(max_nbytes: int) -> int:
+    """max_nbytes as the int32 the C side compares with (same outcome)."""
+    return -1 if max_nbytes < 0 else min(max_nbytes, _MAX_NBYTES)
+
+
+def decompress_fast(src, table, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
+    """Decode a common Blosc2 chunk in one native call: bytes, or None when
+    the chunk is not one the fast path handles or breaks a rule (the Python
+    reader then reads it and explains).  ``nthreads``: decoding threads;
+    ``max_nbytes``: the largest uncompressed size (bytes) accepted.
+    MemoryError when the output or the workers' buffers cannot be allocated.
+    """
+    if src.__class__ is bytes:
+        s = src
+    else:
+        try:
+            s = _ffi.from_buffer("uint8_t[]", src)
+        except (TypeError, ValueError, BufferError):
+            return None               # not a contiguous buffer: the reader decides
+    n = len(s)
+    if n < 16:
+        return None
+    nbytes = _nbytes_at(src, 4)[0]
+    if max_nbytes != _MAX_NBYTES:
+        max_nbytes = _clamp_limit(max_nbytes)
+    if nbytes < 2 or nbytes > max_nbytes:
+        return _fast_tiny(s, n, nbytes, max_nbytes, nthreads, table)
+    if nbytes > _CHECK_FIRST and _fast_at(s, n, 0, 0, max_nbytes, nthreads, table,
+                                          _NULL) != _DONE:
+        return None
+    # a new bytes object (n >= 2, so never a shared one) written in place:
+    # zeroed allocation is cheaper than the uninitialised one below 16 KiB
+    obj = bytes(nbytes) if nbytes < _ZEROED_BELOW else _new_bytes_at(nbytes)[0]
+    rc = _fast_at(s, n, id(obj) + _BYTES_OFS, nbytes, max_nbytes, nthreads, table, _NULL)
+    if rc == _DONE:
+        return obj
+    if rc == _NOMEM:
+        raise MemoryError("decompress_fast: no worker could allocate its buffers")
+    return None
+
+
+def _fast_tiny(s, n: int, nbytes: int, max_nbytes: int, nthreads: int, table):
+    """decompress_fast for chunks claiming under 2 bytes or out of range."""
+    if nbytes < 0 or nbytes > max_nbytes:
+        return None                   # the reader rejects it (T-nbytes, T-max-nbytes)
+    buf = bytearray(max(nbytes, 1))
+    rc = _fast(s, n, _ffi.from_buffer("uint8_t[]", buf), nbytes, max_nbytes, nthreads,
+               table, _NULL)
+    if rc == _DONE:
+        return bytes(buf[:nbytes])
+    if rc == _NOMEM:
+        raise MemoryError("decompress_fast: no worker could allocate its buffers")
+    return None
+
+
+def decompress_fast_into(src, dst, table, nthreads: int = 1):
+    """decompress_fast into the writable buffer ``dst``: nbytes written, or
+    None (declined, rejected, or dst shorter than nbytes: the reader then
+    reads the chunk and explains)."""
+    try:
+        s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
+        d = _ffi.from_buffer("uint8_t[]", dst, require_writable=True)
+    except (TypeError, ValueError, BufferError):
+        return None
+    out = _ffi.new("int32_t *")
+    rc = _fast(s, len(s), d, len(d), _MAX_NBYTES, nthreads, table, out)
+    if rc == _DONE:
+        return out[0]
+    if rc == _NOMEM:
+        raise MemoryError("decompress_fast_into: no worker could allocate its buffers")
+    return None
+
+
+_HEADER_FIELDS = ("version", "versionlz", "flags", "typesize", "nbytes", "blocksize",
+                  "cbytes", "extended", "udcodec", "compcode_meta", "flags2", "b2flags")
+
+
+def read_header(src) -> dict | None:
+    """The chunk header as the fast path reads it (a dict of the C struct's
+    fields, filters and filters_meta as lists), or None when src is shorter
+    than the header its flags announce.  For tests and inspection."""
+    s = _rd(src)
+    h = _ffi.new("bk_header *")
+    if _lib.bk_read_header(s, len(s), h) == 0:
+        return None
+    out = {name: getattr(h, name) for name in _HEADER_FIELDS}
+    out["filters"] = list(h.filters)
+    out["filters_meta"] = list(h.filters_meta)
+    return out

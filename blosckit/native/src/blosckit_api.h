@@ -18,6 +18,15 @@ int bk_unshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize);
 int bk_bitshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int legacy);
 int bk_bitunshuffle(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int legacy);
 
+/* newbytes.c: the same four kernels writing to a raw address (a fresh bytes
+ * object's storage handed over as an integer, which is cheaper to pass than a
+ * cffi buffer); len must be >= 1 */
+int bk_shuffle_at(const uint8_t *src, uintptr_t dst, size_t len, size_t typesize);
+int bk_unshuffle_at(const uint8_t *src, uintptr_t dst, size_t len, size_t typesize);
+int bk_bitshuffle_at(const uint8_t *src, uintptr_t dst, size_t len, size_t typesize, int legacy);
+int bk_bitunshuffle_at(const uint8_t *src, uintptr_t dst, size_t len, size_t typesize,
+                       int legacy);
+
 /* blosclz.c */
 int64_t bk_blosclz_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen);
 /* flavor: 2 = C-Blosc2 3.x encoder, 1 = C-Blosc 1.21 encoder (split only used there) */
@@ -40,6 +49,7 @@ typedef struct {
   const uint8_t *src;        /* the chunk */
   int32_t cbytes;            /* checked: <= the buffer length */
   const int32_t *bstarts;    /* checked by the caller to lie inside the chunk */
+  const uint8_t *bstarts_le; /* used instead when set: the array as stored (int32 LE) */
   int32_t nblocks, nbytes, blocksize, typesize;
   int version, split, token_follows, uses_delta;
   int nfilters;              /* filters to undo, in decode order */
@@ -52,6 +62,9 @@ typedef struct {
   uint8_t *dst;              /* nbytes long (count blocks long when count > 0) */
   int32_t first, count;      /* the blocks to decode; count 0: every block */
 } bk_chunk;
+/* -1: every block decoded; >= 0: lowest failing block; BK_DECODE_NOMEM: a
+ * scratch buffer or codec context could not be allocated */
+enum { BK_DECODE_NOMEM = -2 };
 int32_t bk_decode_chunk(const bk_chunk *c, int nthreads);
 
 /* chunkenc.c: block encoding for the builder (see the file) */
@@ -69,4 +82,50 @@ typedef struct {
   int64_t block_cap;
   int32_t *sizes, *needs;    /* per block: bytes written, highest budget position */
 } bk_encoder;
+/* 0, BK_EPARAM (-1) when a block cannot be encoded, BK_ENOMEM (-2) */
 int bk_encode_blocks(const bk_encoder *e, int nthreads);
+
+/* parallel.c, tests only: make the next `count` worker set-ups fail as if
+ * out of memory (0 turns it off) */
+void bk_test_fail_worker_setups(int count);
+
+/* fastpath.c: header, checks and decode of a common chunk in one call.
+ *
+ * bk_read_header: the 16-byte header and, when the flags say so, the 32-byte
+ * extended one (version 3's alpha layout included) into h; returns the
+ * header length read, or 0 when len is too short for it. */
+typedef struct {
+  int version, versionlz, flags, typesize;
+  int32_t nbytes, blocksize, cbytes;
+  int extended;              /* 0: only the first 16 bytes are filled */
+  uint8_t filters[6], filters_meta[6];
+  int udcodec, compcode_meta, flags2, b2flags;
+} bk_header;
+int bk_read_header(const uint8_t *src, size_t len, bk_header *h);
+
+/* The codecs the fast path may call, indexed by the chunk's codec format
+ * (flags >> 5); kind BK_CODEC_NONE (-1) where there is none. */
+typedef struct {
+  int kind;
+  void *fn, *fn_dict, *fn_error, *fn_new, *fn_free, *fn_begin, *fn_end;
+} bk_codec_entry;
+typedef struct {
+  bk_codec_entry by_format[8];
+} bk_codec_table;
+
+enum {
+  BK_FAST_DONE = 0,      /* decoded (or, without dst, checked): *nbytes set */
+  BK_FAST_DECLINED = 1,  /* not a case the fast path handles */
+  BK_FAST_REJECTED = 2,  /* breaks a rule: the Python reader explains which */
+  BK_FAST_NOMEM = 3,
+  BK_FAST_SMALL_DST = 4  /* dst shorter than nbytes (*nbytes set) */
+};
+/* dst NULL: apply every check but decode nothing.  nbytes (may be NULL)
+ * receives the chunk's nbytes once the checks pass.  Chunks are at most
+ * 2 GiB - 1, so max_nbytes is an int32. */
+int bk_fast_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen,
+                       int32_t max_nbytes, int nthreads, const bk_codec_table *table,
+                       int32_t *nbytes);
+int bk_fast_decompress_at(const uint8_t *src, size_t srclen, uintptr_t dst, size_t dstlen,
+                          int32_t max_nbytes, int nthreads, const bk_codec_table *table,
+                          int32_t *nbytes);

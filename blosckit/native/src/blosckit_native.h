@@ -36,7 +36,8 @@ int64_t bk_zng_once(int inflating, void *begin, void *step, void *end, int level
 /* parallel.c: run fn(arg, worker, j) for j in [first, count) on up to
  * nthreads threads; each worker has two scratch buffers of `scratch` bytes
  * (none when 0) and a context from ctx_new (none when NULL), released with
- * ctx_free.  Returns the lowest failing j (fn returned non-zero), or -1. */
+ * ctx_free.  Returns the lowest failing j (fn returned non-zero), -1 when all
+ * succeeded, or BK_DECODE_NOMEM when no worker could set itself up. */
 #define BK_MAX_THREADS 64
 typedef struct {
   uint8_t *s1, *s2;

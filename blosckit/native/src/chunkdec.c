@@ -106,7 +106,7 @@ static int decode_block(const bk_chunk *c, int32_t j, uint8_t *s1, uint8_t *s2, 
   int32_t nstreams = (c->split && !leftover) ? c->typesize : 1;
   int32_t neblock = bsize / nstreams;
   uint8_t *target = c->nfilters ? s1 : dst;
-  int64_t pos = c->bstarts[j];
+  int64_t pos = c->bstarts_le ? read_i32(c->bstarts_le + 4 * (int64_t)j) : c->bstarts[j];
   const int64_t end = c->cbytes;
 
   if (neblock <= 0 || (int64_t)neblock * nstreams != bsize) return -1;
@@ -144,8 +144,9 @@ static int decode_one(void *arg, bk_worker *w, int32_t j) {
 }
 
 /* Decode blocks [first, first + count) of the chunk (count 0: all of them)
- * into dst; returns -1 when all went well, else the lowest index of a block
- * that failed.  With delta, first must be 0 (blocks refer to block 0). */
+ * into dst; returns -1 when all went well, BK_DECODE_NOMEM when no worker
+ * could allocate its buffers, else the lowest index of a block that failed.
+ * With delta, first must be 0 (blocks refer to block 0). */
 int32_t bk_decode_chunk(const bk_chunk *c, int nthreads) {
   size_t scratch = c->nfilters ? (size_t)c->blocksize : 0;
   void *ctx_new = c->codec_kind == BK_CODEC_ZSTD ? c->fn_new : NULL;
@@ -155,8 +156,8 @@ int32_t bk_decode_chunk(const bk_chunk *c, int nthreads) {
     return c->first;
   if (c->uses_delta) {
     /* every other block XORs against the decoded block 0: finish it first */
-    if (bk_parallel_blocks(decode_one, (void *)c, 0, 1, 1, scratch, ctx_new, c->fn_free) >= 0)
-      return 0;
+    int32_t r0 = bk_parallel_blocks(decode_one, (void *)c, 0, 1, 1, scratch, ctx_new, c->fn_free);
+    if (r0 != -1) return r0;   /* block 0 failed, or no memory */
     return bk_parallel_blocks(decode_one, (void *)c, 1, stop, nthreads, scratch, ctx_new,
                               c->fn_free);
   }

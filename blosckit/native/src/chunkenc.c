@@ -152,6 +152,8 @@ int bk_encode_blocks(const bk_encoder *e, int nthreads) {
   size_t scratch = e->nfilters ? (size_t)e->blocksize : 0;
   void *ctx_new = e->codec_kind == BK_CODEC_ZSTD ? e->fn_new : NULL;
   if (e->nblocks <= 0) return 0;
-  return bk_parallel_blocks(encode_one, (void *)e, 0, e->nblocks, nthreads, scratch, ctx_new,
-                            e->fn_free) < 0 ? 0 : -1;
+  int32_t r = bk_parallel_blocks(encode_one, (void *)e, 0, e->nblocks, nthreads, scratch,
+                                 ctx_new, e->fn_free);
+  if (r == BK_DECODE_NOMEM) return BK_ENOMEM;
+  return r == -1 ? BK_OK : BK_EPARAM;
 }

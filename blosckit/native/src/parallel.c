@@ -3,6 +3,11 @@
  * Worker threads claim block indexes from one atomic counter; each keeps its
  * own scratch buffers and codec context for its whole life.  The caller's
  * thread works too, so nthreads = 1 starts no thread at all.
+ *
+ * A worker that cannot get its scratch buffers or codec context claims no
+ * block and leaves them to the others; only when no worker could start is
+ * the whole run reported as out of memory (BK_DECODE_NOMEM), so that the
+ * caller does not mistake it for corrupt data.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,6 +25,23 @@ typedef struct {
   int32_t failed;     /* lowest failing index, or count */
 } loop_state;
 
+/* tests only: how many upcoming worker set-ups to fail on purpose */
+static int fail_setups = 0;
+
+void bk_test_fail_worker_setups(int count) {
+  __atomic_store_n(&fail_setups, count, __ATOMIC_SEQ_CST);
+}
+
+static int forced_failure(void) {
+  int left = __atomic_load_n(&fail_setups, __ATOMIC_RELAXED);
+  while (left > 0) {
+    if (__atomic_compare_exchange_n(&fail_setups, &left, left - 1, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_RELAXED))
+      return 1;
+  }
+  return 0;
+}
+
 static void note_failure(loop_state *L, int32_t j) {
   int32_t seen = __atomic_load_n(&L->failed, __ATOMIC_RELAXED);
   while (j < seen &&
@@ -31,8 +53,8 @@ static void note_failure(loop_state *L, int32_t j) {
 static void *loop_worker(void *p) {
   loop_state *L = (loop_state *)p;
   bk_worker w = {NULL, NULL, NULL};
-  int ready = 1;
-  if (L->scratch) {
+  int ready = !forced_failure();
+  if (ready && L->scratch) {
     w.s1 = (uint8_t *)malloc(L->scratch);
     w.s2 = (uint8_t *)malloc(L->scratch);
     ready = w.s1 != NULL && w.s2 != NULL;
@@ -41,10 +63,11 @@ static void *loop_worker(void *p) {
     w.ctx = L->ctx_new();
     ready = w.ctx != NULL;
   }
-  for (;;) {
+  /* an unready worker claims nothing: a ready one, if any, takes its share */
+  while (ready) {
     int32_t j = __atomic_fetch_add(&L->next, 1, __ATOMIC_RELAXED);
     if (j >= L->count) break;
-    if (!ready || L->run(L->arg, &w, j) != 0) note_failure(L, j);
+    if (L->run(L->arg, &w, j) != 0) note_failure(L, j);
   }
   if (w.ctx != NULL) L->ctx_free(w.ctx);
   free(w.s1);
@@ -74,5 +97,8 @@ int32_t bk_parallel_blocks(bk_block_fn run, void *arg, int32_t first, int32_t co
   }
   loop_worker(&L);
   for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
+  /* every ready worker runs until the counter passes count, so an unclaimed
+     block means that no worker got ready */
+  if (__atomic_load_n(&L.next, __ATOMIC_RELAXED) < count) return BK_DECODE_NOMEM;
   return L.failed == count ? -1 : L.failed;
 }

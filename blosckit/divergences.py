@@ -1,0 +1,317 @@
+"""Known C-Blosc2 divergences, as data.
+
+Each ``Divergence`` names a case where C-Blosc2 3.3.5 (python-blosc2 4.14),
+or for chunk versions 1-2 C-Blosc 1.21.7 (python-blosc 1.11; ``library``
+says which), and blosckit part ways, with the predicate that recognises it:
+
+* ``side="reader"``: C-Blosc2 decodes a chunk to other data than blosckit,
+  or refuses a chunk blosckit reads (``operation`` says whether the whole
+  chunk or only ``getitem`` is affected).  The predicate is
+  ``(chunk_bytes, parsed) -> bool``, ``parsed`` being ``parse_chunk(chunk)``
+  or None when the chunk does not parse (a few cases are exactly such
+  chunks).
+* ``side="writer"``: for the same ``compress`` parameters C-Blosc2 writes
+  other bytes, or a chunk it cannot read.  The predicate takes the
+  parameters as a dict (keys of ``compress``: ``codec``, ``clevel``,
+  ``filters``, ``typesize``, ``blocksize``, ``splitmode``, ``dict``,
+  ``format``, plus ``nbytes``, the input length).
+
+The prose is in specs/divergences.md (anchor = the id).
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import FormatError
+
+C_BLOSC2_SEEN = "3.3.5"
+C_BLOSC1_SEEN = "1.21.7"
+SPEC = "specs/divergences.md"
+
+_I32 = struct.Struct("<i")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    id: str
+    title: str
+    side: str                       # "reader" | "writer"
+    predicate: Callable[..., bool]
+    operation: str = "decompress"   # readers: "decompress" | "getitem"
+    c_blosc2: str = C_BLOSC2_SEEN   # the version of ``library`` seen to diverge
+    library: str = "C-Blosc2"       # "C-Blosc2" | "C-Blosc 1.x"
+
+    @property
+    def anchor(self) -> str:
+        """Where the prose is: ``specs/divergences.md#<id>``."""
+        return f"{SPEC}#{self.id.lower()}"
+
+
+# ---------------------------------------------------------------- readers
+
+def _filter_names(parsed) -> list[str]:
+    return [name for name, _meta in parsed.filters]
+
+
+def _has_body(parsed) -> bool:
+    """A chunk with block streams (not raw, not special, not empty)."""
+    return (parsed is not None and not parsed.memcpyed and parsed.special is None
+            and parsed.nbytes > 0)
+
+
+def _legacy_split(chunk: bytes, parsed) -> bool:
+    # C-Blosc2 splits every full block of a chunk whose 0x10 flag is clear;
+    # Blosc1 writers before 1.11 split only small items in big blocks
+    return (_has_body(parsed) and parsed.version <= 2 and not chunk[2] & 0x10
+            and parsed.typesize > 1 and not parsed.split)
+
+
+def _block_sizes(parsed) -> list[int]:
+    """The distinct block sizes in bytes: full blocks and the leftover one."""
+    bs = min(parsed.blocksize, parsed.nbytes)
+    sizes = [bs] if parsed.nbytes >= bs else []
+    if parsed.nbytes % bs:
+        sizes.append(parsed.nbytes % bs)
+    return sizes
+
+
+def _v2_bitshuffle_tail(chunk: bytes, parsed) -> bool:
+    # version-2 bitshuffle: C-Blosc2 transforms whole items when their count
+    # is a multiple of 8 but never writes the size % typesize tail
+    if not (_has_body(parsed) and parsed.version == 2 and "bitshuffle" in _filter_names(parsed)):
+        return False
+    ts = parsed.typesize
+    return any((b // ts) % 8 == 0 and b % ts for b in _block_sizes(parsed))
+
+
+def _split_not_whole_items(chunk: bytes, parsed) -> bool:
+    # blosckit refuses (rule B3); C-Blosc2 returns a block with unwritten bytes
+    if parsed is not None:
+        return False
+    try:
+        from .chunk import parse_chunk
+        parse_chunk(chunk)
+    except FormatError as exc:
+        return getattr(exc, "rule", None) == "B3"
+    return False
+
+
+def _getitem_delta(chunk: bytes, parsed) -> bool:
+    # C-Blosc2's getitem decodes each block as if it were block 0
+    return _has_body(parsed) and "delta" in _filter_names(parsed) and parsed.nblocks > 1
+
+
+def _uninit(chunk: bytes, parsed) -> bool:
+    return parsed is not None and parsed.special == "uninit" and parsed.nbytes > 0
+
+
+def _lazy_value_past_end(chunk: bytes, parsed) -> bool:
+    # read from the raw header: blosckit's parser refuses the cbytes claim
+    if len(chunk) < 32 or chunk[2] & 0x05 != 0x05:
+        return False
+    flags = chunk[31]
+    value, lazy = (flags >> 4) & 7 == 3, bool(flags & 0x08)
+    return value and lazy and _I32.unpack_from(chunk, 12)[0] > len(chunk)
+
+
+def _version3(chunk: bytes, parsed) -> bool:
+    # C-Blosc2 reads byte 30 of an alpha (version-3) header as blosc2_flags2,
+    # whose bit 0 marks VL blocks; in version 3 the byte is reserved
+    return _has_body(parsed) and parsed.version == 3 and bool(chunk[30] & 0x01)
+
+
+def _runs_without_token(chunk: bytes, parsed) -> bool:
+    # a negative csize in versions 1-3: C-Blosc2 takes the next byte as a token
+    if not (_has_body(parsed) and parsed.version <= 3) or parsed.vlblocks:
+        return False
+    return any(c < 0 for c in _stream_csizes(chunk, parsed))
+
+
+def _stream_csizes(chunk: bytes, parsed) -> list[int]:
+    """Every stream's csize, walked with blosckit's stream layout (stops at
+    the first size field outside the chunk)."""
+    out = []
+    end = min(parsed.cbytes, len(chunk))
+    bs = min(parsed.blocksize, parsed.nbytes)
+    for j, pos in enumerate(parsed.bstarts):
+        leftover = j == parsed.nblocks - 1 and parsed.nbytes % bs
+        nstreams = parsed.typesize if parsed.split and not leftover else 1
+        for _ in range(nstreams):
+            if pos < 0 or pos + 4 > end:
+                return out
+            csize = _I32.unpack_from(chunk, pos)[0]
+            out.append(csize)
+            pos += 4 + max(csize, 0)
+    return out
+
+
+def _special_partial_items(chunk: bytes, parsed) -> bool:
+    # C-Blosc2 fills value/NaN chunks block by block and fails when a block
+    # is not a whole number of items
+    if parsed is None or parsed.special not in ("value", "nan") or parsed.nbytes == 0:
+        return False
+    width = parsed.typesize
+    return parsed.blocksize % width != 0
+
+
+def _snappy(chunk: bytes, parsed) -> bool:
+    # C-Blosc2 has no snappy codec
+    return _has_body(parsed) and parsed.codec == "snappy"
+
+
+def _memcpyed_dict(chunk: bytes, parsed) -> bool:
+    # C-Blosc2 writes this for incompressible input with use_dict, and then
+    # refuses it: its reader expects a dictionary section that is not there
+    return (parsed is not None and parsed.memcpyed and parsed.nbytes > 0
+            and parsed.extended and bool(chunk[31] & 0x01))
+
+
+def _bytedelta_meta0(chunk: bytes, parsed) -> bool:
+    # meta 0 means "the super-chunk's typesize" to C-Blosc2, which refuses it
+    # in a chunk read on its own; blosckit uses the chunk's typesize
+    return _has_body(parsed) and any(
+        slot in (34, 35) and meta == 0 for slot, meta in zip(parsed.slots, parsed.filters_meta))
+
+
+# C-Blosc 1.21 (the last Blosc1 library) reads a chunk of version <= 2 only
+# when it looks exactly like what it writes; an empty chunk it returns at once.
+def _blosc1_reads(parsed) -> bool:
+    return parsed is not None and parsed.version <= 2 and parsed.nbytes > 0
+
+
+def _blosc1_version1(chunk: bytes, parsed) -> bool:
+    return _blosc1_reads(parsed) and parsed.version == 1
+
+
+def _blosc1_versionlz(chunk: bytes, parsed) -> bool:
+    return _blosc1_reads(parsed) and not parsed.memcpyed and parsed.versionlz != 1
+
+
+def _blosc1_delta(chunk: bytes, parsed) -> bool:
+    return _blosc1_reads(parsed) and bool(chunk[2] & 0x08)
+
+
+def _blosc1_extended(chunk: bytes, parsed) -> bool:
+    return _blosc1_reads(parsed) and parsed.extended
+
+
+def _blosc1_big_block(chunk: bytes, parsed) -> bool:
+    return _blosc1_reads(parsed) and not parsed.special and parsed.blocksize > parsed.nbytes
+
+
+def _blosc1_zero_or_run_stream(chunk: bytes, parsed) -> bool:
+    # C-Blosc 1.21 hands every stream to its codec: csize 0 (zeros) and
+    # negative csizes (runs), which later writers use, are errors to it
+    return (_blosc1_reads(parsed) and _has_body(parsed)
+            and any(c <= 0 for c in _stream_csizes(chunk, parsed)))
+
+
+# ---------------------------------------------------------------- writers
+
+def _names(params: dict[str, Any]) -> list[str]:
+    return [f if isinstance(f, str) else f[0] for f in params.get("filters", ()) if f]
+
+
+def _delta_tail(params: dict[str, Any]) -> bool:
+    # delta leaves the bytes past the last whole word unwritten in C-Blosc2
+    ts = params["typesize"] if params["typesize"] <= 255 else 1
+    w = ts if ts in (1, 2, 4, 8) else (8 if ts % 8 == 0 else 1)
+    return "delta" in _names(params) and params["nbytes"] % w != 0
+
+
+def _trunc_tail(params: dict[str, Any]) -> bool:
+    return "trunc_prec" in _names(params) and params["nbytes"] % params["typesize"] != 0
+
+
+def _lz4_version(params: dict[str, Any]) -> bool:
+    return params.get("format") == "blosc2" and params["codec"] in ("lz4", "lz4hc")
+
+
+def _header_blocksize(params: dict[str, Any]) -> bool:
+    nb, bs = params["nbytes"], params.get("blocksize", 0)
+    return 0 < nb < bs and nb % params["typesize"] != 0
+
+
+def _three_filters(params: dict[str, Any]) -> bool:
+    changing = [n for n in _names(params) if n]
+    return len(changing) >= 3
+
+
+def _small_dict(params: dict[str, Any]) -> bool:
+    return bool(params.get("dict")) and 0 < params["nbytes"] < 32
+
+
+def _zstd_blosc1(params: dict[str, Any]) -> bool:
+    return params.get("format") == "blosc1" and params["codec"] in ("zstd", "lz4", "lz4hc")
+
+
+# ---------------------------------------------------------------- the list
+
+DIVERGENCES: tuple[Divergence, ...] = (
+    Divergence("V1", "lazy value chunk whose cbytes runs past the input", "reader",
+               _lazy_value_past_end),
+    Divergence("V2", "version-2 bitshuffle tail not written", "reader", _v2_bitshuffle_tail),
+    Divergence("V3", "split block that is not a whole number of items", "reader",
+               _split_not_whole_items),
+    Divergence("V4", "getitem on a delta chunk", "reader", _getitem_delta, "getitem"),
+    Divergence("V5", "legacy Blosc1 split rule ignored", "reader", _legacy_split),
+    Divergence("V6", "uninit special chunk leaves the output untouched", "reader", _uninit),
+    Divergence("V7", "version-3 chunk whose reserved byte 30 has bit 0 set", "reader", _version3),
+    Divergence("V8", "run stream in a version 1-3 chunk read with a token", "reader",
+               _runs_without_token),
+    Divergence("V9", "value or NaN chunk with blocks of partial items", "reader",
+               _special_partial_items),
+    Divergence("V10", "snappy chunk", "reader", _snappy),
+    Divergence("V11", "memcpyed chunk with use_dict (C-Blosc2 writes it, then refuses it)",
+               "reader", _memcpyed_dict),
+    Divergence("V12", "bytedelta with meta 0 in a chunk read on its own", "reader",
+               _bytedelta_meta0),
+    Divergence("L1", "version-1 chunk (C-Blosc 1.21 reads version 2 only)", "reader",
+               _blosc1_version1, c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
+    Divergence("L2", "versionlz other than 1", "reader", _blosc1_versionlz,
+               c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
+    Divergence("L3", "delta flag (C-Blosc 1.21 has no delta)", "reader", _blosc1_delta,
+               c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
+    Divergence("L4", "extended header in a version 1-2 chunk", "reader", _blosc1_extended,
+               c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
+    Divergence("L5", "blocksize above nbytes in a version 1-2 chunk", "reader",
+               _blosc1_big_block, c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
+    Divergence("L6", "zero or run stream in a version 1-2 chunk", "reader",
+               _blosc1_zero_or_run_stream, c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
+    Divergence("W1", "explicit block size above a ragged input", "writer", _header_blocksize),
+    Divergence("W2", "delta tail bytes uninitialised", "writer", _delta_tail),
+    Divergence("W3", "trunc_prec tail bytes uninitialised", "writer", _trunc_tail),
+    Divergence("W4", "LZ4 1.9.4 vs 1.10.0 stream bytes", "writer", _lz4_version),
+    Divergence("W5", "three or more filters: C-Blosc2 overwrites its source", "writer",
+               _three_filters),
+    Divergence("W6", "dict=True on input under 32 bytes", "writer", _small_dict),
+    Divergence("W7", "Blosc1 lz4/zstd streams: C-Blosc 1.21's bundled libraries", "writer",
+               _zstd_blosc1),
+)
+
+BY_ID: dict[str, Divergence] = {d.id: d for d in DIVERGENCES}
+
+
+def reader_divergences(chunk, *, operation: str | None = None) -> list[Divergence]:
+    """The reader divergences that apply to ``chunk`` (bytes-like); only
+    those of ``operation`` ("decompress" / "getitem") when given."""
+    data = bytes(chunk)
+    try:
+        from .chunk import parse_chunk
+        parsed = parse_chunk(data)
+    except FormatError:
+        parsed = None
+    return [d for d in DIVERGENCES if d.side == "reader"
+            and (operation is None or d.operation == operation) and d.predicate(data, parsed)]
+
+
+def writer_divergence(params: dict[str, Any]) -> Divergence | None:
+    """The first writer divergence that explains a difference for these
+    ``compress`` parameters (see the module docstring for the keys)."""
+    full = {"blocksize": 0, "format": "blosc2", "dict": False, "filters": ("shuffle",), **params}
+    for d in DIVERGENCES:
+        if d.side == "writer" and d.predicate(full):
+            return d
+    return None

@@ -1,0 +1,319 @@
+"""blosckit.divergences: every reader divergence has a chunk on which its
+predicate holds and python-blosc2 (C-Blosc2 3.3.5) indeed decodes to other
+data or refuses; no predicate fires on ordinary chunks C-Blosc2 writes."""
+from __future__ import annotations
+
+import pathlib
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import blosckit
+from blosckit import divergences
+
+blosc2 = pytest.importorskip("blosc2")
+
+SYNTH = pathlib.Path(__file__).resolve().parent / "data" / "blosckit-synthetic"
+
+
+def b2(chunk: bytes, dst: bytearray | None = None):
+    """python-blosc2's result: the bytes, or "error"."""
+    try:
+        out = blosc2.decompress2(chunk, dst=dst) if dst is not None else blosc2.decompress2(chunk)
+    except Exception:
+        return "error"
+    return bytes(dst) if dst is not None else bytes(out)
+
+
+def ours(chunk: bytes):
+    try:
+        return blosckit.decompress(chunk)
+    except blosckit.FormatError:
+        return "error"
+
+
+def ids(chunk: bytes, **kw) -> set[str]:
+    return {d.id for d in divergences.reader_divergences(chunk, **kw)}
+
+
+def fixture(name: str) -> bytes:
+    return (SYNTH / f"{name}.bin").read_bytes()
+
+
+# ---------------------------------------------------------------- the table
+
+def test_table():
+    seen = set()
+    for d in divergences.DIVERGENCES:
+        assert d.id not in seen
+        seen.add(d.id)
+        assert d.side in ("reader", "writer") and d.title
+        assert (d.library, d.c_blosc2) in (("C-Blosc2", "3.3.5"), ("C-Blosc 1.x", "1.21.7"))
+        assert d.anchor == f"specs/divergences.md#{d.id.lower()}"
+        assert d.operation in ("decompress", "getitem")
+    spec = (pathlib.Path(__file__).resolve().parents[1] / "specs" / "divergences.md").read_text()
+    for d in divergences.DIVERGENCES:
+        assert f'<a id="{d.id.lower()}"></a>' in spec, d.id
+    assert {"V1", "V2", "V3", "V4"} <= seen
+
+
+# ---------------------------------------------------------------- positives
+
+def _v1_chunk() -> bytes:
+    src = bytearray(blosckit.compress_special("value", 4096 * 4, typesize=4,
+                                              value=struct.pack("<i", 7)))
+    src[31] |= 0x08                                  # lazy
+    struct.pack_into("<i", src, 12, 4096 + 32)       # cbytes past the input
+    return bytes(src)
+
+
+def test_v1_lazy_value_past_end():
+    chunk = _v1_chunk()
+    assert ids(chunk) == {"V1"}
+    assert ours(chunk) == "error"
+    # C-Blosc2 reads past the input: run it in a child process
+    code = ("import sys, blosc2; c = sys.stdin.buffer.read(); "
+            "sys.stdout.write(str(len(blosc2.decompress2(c))))")
+    run = subprocess.run([sys.executable, "-c", code], input=chunk, capture_output=True)
+    assert run.returncode != 0 or run.stdout == b"16384"    # C-Blosc2 returns data
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("v2-bitshuffle-tail-ts4", {"V2", "V5"}),
+    ("v2-ts17-legacy-nosplit", {"V5"}),
+    ("v2-ts32-legacy-nosplit", {"V5"}),
+    ("v2-ts255-legacy-nosplit", {"V5"}),
+    ("v2-ts8-smallblock-nosplit", {"V5"}),
+    ("v1-ts2-noshuffle-zlib", {"V5", "L1"}),
+    ("v2-bitshuffle-ts17-blocktail", {"V2", "V5"}),
+    ("v3-alpha-raw", {"V8"}),
+    ("v3-alpha-runs-no-token", {"V8"}),
+])
+def test_fixtures(name, expected):
+    chunk = fixture(name)
+    assert ids(chunk) == expected
+    assert b2(chunk) != ours(chunk) and ours(chunk) != "error"
+    if any(i.startswith("L") for i in expected):
+        assert _b1_refuses(chunk)
+
+
+@pytest.mark.parametrize("name", ["v1-ts4-split", "v2-bitshuffle-tail-ts8",
+                                  "v2-ts16-legacy-split-lz4", "v2-ts4-legacy-split",
+                                  "v4-beta-runs-token", "v4-beta-ts2-raw"])
+def test_fixtures_without_divergence(name):
+    chunk = fixture(name)
+    # no C-Blosc2 divergence; C-Blosc 1.21 reads only version 2 (L1)
+    assert ids(chunk) == ({"L1"} if chunk[0] == 1 else set())
+    assert b2(chunk) == ours(chunk)
+    if chunk[0] == 1:
+        assert _b1_refuses(chunk)
+
+
+def _raw_chunk(version: int, flags: int, typesize: int, blocksize: int, streams: list[bytes],
+               nbytes: int | None = None, byte30: int = 0) -> bytes:
+    """One block of raw streams (csize == stream length) under a 32-byte
+    header written byte by byte, filter slots empty."""
+    body = struct.pack("<i", 36) + b"".join(struct.pack("<i", len(s)) + s for s in streams)
+    ext = bytes(14) + bytes([byte30, 0])
+    nb = blocksize if nbytes is None else nbytes
+    return bytes([version, 1, flags, typesize]) + struct.pack("<iii", nb, blocksize,
+                                                              32 + len(body)) + ext + body
+
+
+def test_v3_split_not_whole_items():
+    # 4094 bytes split into 4 streams of 1023: the last 2 bytes have no stream
+    streams = [bytes([k]) * 1023 for k in range(4)]
+    chunk = _raw_chunk(5, 0x05, 4, 4094, streams)
+    assert ids(chunk) == {"V3"}
+    theirs = b2(chunk)
+    assert ours(chunk) == "error" and theirs != "error"
+    assert theirs[:4092] == b"".join(streams)
+
+
+def test_v7_version3_byte30():
+    data = np.arange(1024, dtype="<i4").tobytes()
+    plain = _raw_chunk(3, 0x15, 4, 4096, [data])
+    assert ids(plain) == set() and b2(plain) == ours(plain) == data
+    chunk = _raw_chunk(3, 0x15, 4, 4096, [data], byte30=0x01)
+    assert ids(chunk) == {"V7"}
+    assert ours(chunk) == data and b2(chunk) != data
+
+
+def test_v4_getitem_delta():
+    data = np.arange(50_000, dtype="<i4").tobytes()
+    chunk = blosckit.compress(data, typesize=4, filters=("delta",), blocksize=16384)
+    assert ids(chunk) == {"V4"} and ids(chunk, operation="decompress") == set()
+    assert b2(chunk) == ours(chunk) == data
+    sc = blosc2.SChunk(chunksize=len(data), cparams=blosc2.CParams(typesize=4))
+    sc.append_data(np.zeros(50_000, dtype="<i4"))
+    sc.update_chunk(0, chunk)
+    want = data[40_000:40_040]
+    assert blosckit.getitem(chunk, 10_000, 10) == want
+    assert bytes(sc.get_slice(10_000, 10_010)) != want
+
+
+def test_v6_uninit():
+    chunk = blosckit.compress_special("uninit", 4000, typesize=4)
+    assert ids(chunk) == {"V6"}
+    assert b2(chunk, bytearray(b"\xff" * 4000)) == b"\xff" * 4000    # left untouched
+    assert ours(chunk) == bytes(4000)
+
+
+def test_v9_value_partial_items():
+    chunk = bytearray(blosckit.compress_special("value", 4000, typesize=8,
+                                                value=struct.pack("<d", 1.5)))
+    struct.pack_into("<i", chunk, 8, 1004)
+    chunk = bytes(chunk)
+    assert ids(chunk) == {"V9"}
+    assert b2(chunk) == "error" and ours(chunk) == struct.pack("<d", 1.5) * 500
+
+
+def test_v10_snappy():
+    data = np.arange(50_000, dtype="<i4").tobytes()
+    chunk = blosckit.compress(data, typesize=4, codec="snappy", format="blosc1")
+    assert ids(chunk) == {"V10"}
+    assert b2(chunk) == "error" and ours(chunk) == data
+
+
+# ---------------------------------------------------------------- negatives
+
+GRID_FILTERS = ([], [blosc2.Filter.SHUFFLE], [blosc2.Filter.BITSHUFFLE],
+                [blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE])
+
+
+@pytest.mark.parametrize("codec", ("BLOSCLZ", "LZ4", "LZ4HC", "ZLIB", "ZSTD"))
+def test_no_divergence_on_c_blosc2_chunks(codec):
+    for filters in GRID_FILTERS:
+        for ts in (1, 2, 4, 8, 16, 17):
+            for nbytes in (100, 40_000 + ts + 3, 300_000):
+                data = np.linspace(0, 50, nbytes // 8 + 1).astype("<f8").tobytes()[:nbytes]
+                chunk = bytes(blosc2.compress2(
+                    data, typesize=ts, codec=getattr(blosc2.Codec, codec), clevel=5,
+                    filters=filters, filters_meta=[0] * len(filters), nthreads=1))
+                assert b2(chunk) == ours(chunk)
+                params = dict(codec=codec.lower(), typesize=ts, nbytes=nbytes,
+                              filters=[f.name.lower() for f in filters])
+                if divergences.writer_divergence(params) is None:
+                    assert ours(chunk) == data
+                found = ids(chunk)
+                parsed = blosckit.parse_chunk(chunk)
+                if blosc2.Filter.DELTA in filters and parsed.nblocks > 1 \
+                        and not parsed.memcpyed:
+                    assert found == {"V4"}
+                else:
+                    assert found == set(), (codec, filters, ts, nbytes)
+
+
+def test_no_divergence_on_c_blosc1_chunks():
+    blosc = pytest.importorskip("blosc")
+    for cname in ("blosclz", "lz4", "zlib", "zstd"):
+        for shuffle in (blosc.NOSHUFFLE, blosc.SHUFFLE, blosc.BITSHUFFLE):
+            for ts in (1, 2, 4, 8):
+                data = np.arange(30_000, dtype="<i4").tobytes()[:100_000 - ts]
+                chunk = blosc.compress(data, ts, 5, shuffle, cname)
+                assert b2(chunk) == ours(chunk) == data
+                assert ids(chunk) == set(), (cname, shuffle, ts)
+
+
+def test_special_chunks_written_by_c_blosc2():
+    for kind in ("zeros", "nan", "value"):
+        chunk = blosckit.compress_special(kind, 8000, typesize=8,
+                                          value=struct.pack("<d", 2.5) if kind == "value" else None)
+        assert ids(chunk) == set()
+        assert b2(chunk) == ours(chunk)
+
+
+# ---------------------------------------------------------------- writers
+
+def test_writer_lookup():
+    base = dict(codec="zstd", clevel=5, filters=("shuffle",), typesize=4, nbytes=1000)
+    assert divergences.writer_divergence(base) is None
+    assert divergences.writer_divergence({**base, "codec": "lz4"}).id == "W4"
+    assert divergences.writer_divergence({**base, "filters": ("delta",), "nbytes": 1001}).id == "W2"
+    assert divergences.writer_divergence({**base, "blocksize": 4096, "nbytes": 1001}).id == "W1"
+    assert divergences.writer_divergence({**base, "dict": True, "nbytes": 20}).id == "W6"
+    assert divergences.writer_divergence(
+        {**base, "filters": ("delta", "shuffle", "bitshuffle")}).id == "W5"
+    assert divergences.writer_divergence({**base, "format": "blosc1"}).id == "W7"
+
+
+# ---------------------------------------------------------------------------
+# Divergences found by the hostile corpus (tests/test_validate.py)
+# ---------------------------------------------------------------------------
+
+def _b2_refuses(chunk) -> bool:
+    try:
+        blosc2.decompress(bytes(chunk))
+    except Exception:
+        return True
+    return False
+
+
+def _b1_refuses(chunk) -> bool:
+    blosc = pytest.importorskip("blosc")
+    try:
+        blosc.decompress(bytes(chunk))
+    except Exception:
+        return True
+    return False
+
+
+def _ids(chunk):
+    return {d.id for d in divergences.reader_divergences(chunk)}
+
+
+def test_v11_c_blosc2_refuses_its_own_raw_dict_chunk():
+    data = np.random.default_rng(3).integers(0, 256, 100_000, dtype=np.uint8).tobytes()
+    chunk = blosc2.compress2(data, typesize=1, codec=blosc2.Codec.ZSTD, use_dict=True)
+    assert blosckit.parse_chunk(chunk).memcpyed and chunk[31] & 1
+    assert _b2_refuses(chunk)
+    assert blosckit.decompress(chunk) == data
+    assert "V11" in _ids(chunk)
+    assert [p.rule for p in blosckit.validate(chunk)] == ["V11"]
+
+
+def test_v12_bytedelta_meta_0():
+    data = np.arange(1000, dtype=np.int32).tobytes()
+    chunk = bytearray(blosc2.compress2(data, typesize=4, codec=blosc2.Codec.ZSTD,
+                                       filters=[blosc2.Filter.SHUFFLE, blosc2.Filter.BYTEDELTA],
+                                       filters_meta=[0, 4]))
+    assert "V12" not in _ids(chunk)
+    chunk[24 + 1] = 0
+    assert _b2_refuses(chunk)
+    assert blosckit.decompress(chunk) == data
+    assert "V12" in _ids(chunk)
+
+
+@pytest.mark.parametrize("case", ["L1", "L2", "L3", "L4", "L5", "L6"])
+def test_c_blosc_1_21_refusals(case):
+    blosc = pytest.importorskip("blosc")
+    data = np.arange(2000, dtype=np.int32).tobytes()
+    chunk = bytearray(blosc.compress(data, typesize=4, cname="lz4", shuffle=blosc.SHUFFLE))
+    assert not _b1_refuses(chunk) and not _ids(chunk)
+    if case == "L1":
+        chunk[0] = 1
+    elif case == "L2":
+        chunk[1] = 3
+    elif case == "L3":
+        chunk = bytearray(blosckit.compress(data, typesize=4, codec="lz4",
+                                            filters=("delta", "shuffle"), format="blosc1-compat"))
+    elif case == "L4":
+        chunk = bytearray(blosckit.compress(data, typesize=4, codec="lz4"))
+        chunk[0] = 2
+    elif case == "L5":
+        chunk[8:12] = struct.pack("<i", len(data) * 2)
+    elif case == "L6":
+        zeros = bytes(4000)
+        chunk = bytearray(blosckit.build_chunk(
+            {**blosckit.parse_chunk(chunk).header, "nbytes": 4000, "blocksize": 4000,
+             "cbytes": None, "flags": {**blosckit.parse_chunk(chunk).header.flags,
+                                       "dont_split": True}},
+            [[{"csize": 0}]]))
+        data = zeros
+    assert _b1_refuses(chunk)
+    assert blosckit.decompress(chunk) == data
+    assert case in _ids(chunk)
+    assert case in {p.rule for p in blosckit.validate(bytes(chunk))}
