@@ -10,6 +10,7 @@ from the declarations.
 """
 from __future__ import annotations
 
+import contextlib
 import operator
 import struct
 import threading
@@ -38,8 +39,7 @@ ROOT = "chunk"                    # the root of every path this module reports
 # The one-call native decoder's codec table.  On the good path decompress is
 # one C call (header, checks and blocks); the Python reader below runs only
 # for what it declines, and re-reads a chunk it rejects to explain why.
-_FAST = native.make_codec_table(_dl.NATIVE_DECODERS)
-_decompress_fast = native.decompress_fast
+_FAST = [native.make_codec_table(_dl.NATIVE_DECODERS)]
 
 # Header errors after which nothing below the header can be located.
 _STRUCTURAL = ("chunk.header.version", "chunk.header.cbytes", "chunk.header.nbytes",
@@ -210,7 +210,7 @@ def _codec_label(v: ChunkView) -> str:
     names it, which only the six-slot extended header has."""
     if v.compformat == enums.COMPFORMAT_UDCODEC:
         if not v.extended or v.version in fc.EXTENDED_HEADERS:
-            return "udcodec-missing"
+            return enums.COMPFORMATS[v.compformat]    # no udcodec byte to name it
         return enums.codec_name(v.udcodec)
     return enums.COMPFORMATS[v.compformat]
 
@@ -632,19 +632,9 @@ def _check_threads(nthreads: int) -> int:
     return nthreads
 
 
-def decompress(src, *, nthreads: int = 1, max_nbytes: int = MAX_NBYTES) -> bytes:
-    """Decode a whole chunk of any format version.
-
-    ``nthreads`` (1..64) decodes blocks in parallel threads.  ``max_nbytes``
-    caps the uncompressed size (bytes) a header may claim.  Raises
-    FormatError / UnsupportedError for bad or undecodable input.
-    """
-    if nthreads != 1:
-        _check_threads(nthreads)
-    if _FAST is not None:
-        done = _decompress_fast(src, _FAST, nthreads, max_nbytes)
-        if done is not None:
-            return done
+def _decompress(src, nthreads: int, max_nbytes: int) -> bytes:
+    """The Python reader's decompress (what the native fast path declines)."""
+    _check_threads(nthreads)
     mv = _view(src)
     v = _read(mv, max_nbytes)
     obj, out = _buffers.new_bytes(v.nbytes)
@@ -653,12 +643,25 @@ def decompress(src, *, nthreads: int = 1, max_nbytes: int = MAX_NBYTES) -> bytes
     return _buffers.finish(obj)
 
 
+decompress = native.fast_decompressor(_FAST, _decompress)
+decompress.__name__ = decompress.__qualname__ = "decompress"
+decompress.__module__ = __name__
+decompress.__doc__ = """Decode a whole chunk of any format version.
+
+    ``nthreads`` (1..64) decodes blocks in parallel threads.  ``max_nbytes``
+    caps the uncompressed size (bytes) a header may claim.  Raises
+    FormatError / UnsupportedError for bad or undecodable input.  Common
+    Blosc2 chunks are decoded by one native call; the Python reader handles
+    the rest and explains every rejection.
+    """
+
+
 def decompress_into(src, dst, *, nthreads: int = 1) -> int:
     """Decode a chunk into the writable bytes-like ``dst`` (at least nbytes
     long, else ValueError) and return nbytes."""
     _check_threads(nthreads)
-    if _FAST is not None:
-        n = native.decompress_fast_into(src, dst, _FAST, nthreads)
+    if _FAST[0] is not None:
+        n = native.decompress_fast_into(src, dst, _FAST[0], nthreads)
         if n is not None:
             return n
     mv = _view(src)
@@ -757,6 +760,18 @@ def _decode_vl_range(v: ChunkView, mv: memoryview, out: memoryview, lo: int, hi:
         dec.decode_vl_block(j, dst, sink)
         if not whole:
             out[a - lo:b - lo] = dst[a - ofs:b - ofs]
+
+
+@contextlib.contextmanager
+def python_reader():
+    """Within the block, decode with the Python reader only: the one-call
+    fast path and the native block decoder are off (for parity tests)."""
+    saved = _FAST[0], _dl.NATIVE_DECODERS
+    _FAST[0], _dl.NATIVE_DECODERS = None, {}
+    try:
+        yield
+    finally:
+        _FAST[0], _dl.NATIVE_DECODERS = saved
 
 
 # ---------------------------------------------------------------------------

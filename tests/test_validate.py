@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import contextlib
 import struct
 
 import numpy as np
@@ -184,21 +183,6 @@ def test_validate_flags_what_the_c_libraries_refuse():
 # One decoder behaviour: the Python path and the native one
 # ---------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def python_path():
-    """Run the reader with every native decoding entry switched off."""
-    saved = (reader._dl.NATIVE_DECODERS, getattr(reader, "_FAST", None))
-    reader._dl.NATIVE_DECODERS = {}
-    if hasattr(reader, "_FAST"):
-        reader._FAST = None
-    try:
-        yield
-    finally:
-        reader._dl.NATIVE_DECODERS = saved[0]
-        if hasattr(reader, "_FAST"):
-            reader._FAST = saved[1]
-
-
 def _outcome(blob):
     try:
         return blosckit.decompress(blob, max_nbytes=CAP)
@@ -210,7 +194,7 @@ def _outcome(blob):
 def test_python_and_native_decoders_agree(name):
     labels = [k for k in CORPUS if k.startswith(name + ":")]
     native = {k: _outcome(CORPUS[k]) for k in labels}
-    with python_path():
+    with reader.python_reader():
         python = {k: _outcome(CORPUS[k]) for k in labels}
     diff = [(k, native[k] if not isinstance(native[k], bytes) else "data",
              python[k] if not isinstance(python[k], bytes) else "data")

@@ -129,8 +129,9 @@ def _small_copy(s) -> bytes:
     return s if s.__class__ is bytes else bytes(_ffi.buffer(s))
 
 
-def shuffle(src, typesize: int) -> bytes:
-    """shuffle_into's result as a new bytes object (written in place)."""
+def _into_new_bytes(kernel, src, typesize, *extra) -> bytes:
+    """Run ``kernel(src, address, len, typesize, *extra)`` into a new bytes
+    object written in place (n >= 2, so never one CPython shares)."""
     if not isinstance(typesize, int) or typesize < 1:
         _check_typesize(typesize)
     # bytes pass to C as they are (zero-copy); the rest through a buffer
@@ -138,23 +139,30 @@ def shuffle(src, typesize: int) -> bytes:
     n = len(s)
     if n < 2:
         return _small_copy(s)
-    obj, addr = _new_bytes_at(n)
-    _shuffle_at(s, addr, n, typesize)      # cannot fail: typesize was checked
+    # a zeroed allocation is cheaper than the uninitialised one below 16 KiB
+    obj = bytes(n) if n < _ZEROED_BELOW else _new_bytes_at(n)[0]
+    _check_rc(kernel(s, id(obj) + _BYTES_OFS, n, typesize, *extra), "shuffle kernel")
     return obj
+
+
+def shuffle(src, typesize: int) -> bytes:
+    """shuffle_into's result as a new bytes object."""
+    return _into_new_bytes(_shuffle_at, src, typesize)
 
 
 def unshuffle(src, typesize: int) -> bytes:
-    """unshuffle_into's result as a new bytes object (written in place)."""
-    if not isinstance(typesize, int) or typesize < 1:
-        _check_typesize(typesize)
-    # bytes pass to C as they are (zero-copy); the rest through a buffer
-    s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
-    n = len(s)
-    if n < 2:
-        return _small_copy(s)
-    obj, addr = _new_bytes_at(n)
-    _unshuffle_at(s, addr, n, typesize)
-    return obj
+    """unshuffle_into's result as a new bytes object."""
+    return _into_new_bytes(_unshuffle_at, src, typesize)
+
+
+def bitshuffle(src, typesize: int, legacy: bool = False) -> bytes:
+    """bitshuffle_into's result as a new bytes object."""
+    return _into_new_bytes(_bitshuffle_at, src, typesize, 1 if legacy else 0)
+
+
+def bitunshuffle(src, typesize: int, legacy: bool = False) -> bytes:
+    """bitunshuffle_into's result as a new bytes object."""
+    return _into_new_bytes(_bitunshuffle_at, src, typesize, 1 if legacy else 0)
 
 
 def bitshuffle_into(src, dst, typesize, legacy=False):
@@ -176,34 +184,6 @@ def bitunshuffle_into(src, dst, typesize, legacy=False):
     _check_typesize(typesize)
     s, d, n = _prep_into(src, dst, "bitunshuffle_into")
     _check_rc(_lib.bk_bitunshuffle(s, d, n, typesize, 1 if legacy else 0), "bitunshuffle")
-
-
-def bitshuffle(src, typesize: int, legacy: bool = False) -> bytes:
-    """bitshuffle_into's result as a new bytes object (written in place)."""
-    if not isinstance(typesize, int) or typesize < 1:
-        _check_typesize(typesize)
-    # bytes pass to C as they are (zero-copy); the rest through a buffer
-    s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
-    n = len(s)
-    if n < 2:
-        return _small_copy(s)
-    obj, addr = _new_bytes_at(n)
-    _check_rc(_bitshuffle_at(s, addr, n, typesize, 1 if legacy else 0), "bitshuffle")
-    return obj
-
-
-def bitunshuffle(src, typesize: int, legacy: bool = False) -> bytes:
-    """bitunshuffle_into's result as a new bytes object (written in place)."""
-    if not isinstance(typesize, int) or typesize < 1:
-        _check_typesize(typesize)
-    # bytes pass to C as they are (zero-copy); the rest through a buffer
-    s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
-    n = len(s)
-    if n < 2:
-        return _small_copy(s)
-    obj, addr = _new_bytes_at(n)
-    _check_rc(_bitunshuffle_at(s, addr, n, typesize, 1 if legacy else 0), "bitunshuffle")
-    return obj
 
 
 # ------------------------------------------------------------------- BloscLZ
@@ -438,6 +418,7 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
 # the chunk's codec format (flags >> 5) -> the codec id keying the entries
 _FORMAT_TO_CODEC = {0: 0, 1: 1, 3: 4, 4: 5}
 _MAX_NBYTES = 2**31 - 1
+BK_MAX_THREADS = 64        # the block loop's thread cap (blosckit_native.h)
 _CHECK_FIRST = 1 << 20     # above this nbytes, check the chunk before allocating
 _nbytes_at = _struct.Struct("<i").unpack_from
 _fast_at = _lib.bk_fast_decompress_at
@@ -474,40 +455,58 @@ def _clamp_limit(max_nbytes: int) -> int:
     return -1 if max_nbytes < 0 else min(max_nbytes, _MAX_NBYTES)
 
 
-def decompress_fast(src, table, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
-    """Decode a common Blosc2 chunk in one native call: bytes, or None when
-    the chunk is not one the fast path handles or breaks a rule (the Python
-    reader then reads it and explains).  ``nthreads``: decoding threads;
-    ``max_nbytes``: the largest uncompressed size (bytes) accepted.
-    MemoryError when the output or the workers' buffers cannot be allocated.
+def fast_decompressor(tables: list, fallback):
+    """A ``decompress(src, *, nthreads=1, max_nbytes=...)`` function whose good
+    path is one native call: header, checks and every block in C.  Chunks
+    the fast path does not handle, or rejects, go to
+    ``fallback(src, nthreads, max_nbytes)`` (the Python reader, which reads
+    them and explains a rejection).  Built once by the reader: on small
+    chunks the Python frames around the C call are a fair part of the cost.
+    ``tables[0]`` is the codec table (see :func:`make_codec_table`); None
+    switches the fast path off.  MemoryError when the output or the workers'
+    buffers cannot be allocated.
     """
-    if src.__class__ is bytes:
-        s = src
-    else:
-        try:
-            s = _ffi.from_buffer("uint8_t[]", src)
-        except (TypeError, ValueError, BufferError):
-            return None               # not a contiguous buffer: the reader decides
-    n = len(s)
-    if n < 16:
-        return None
-    nbytes = _nbytes_at(src, 4)[0]
-    if max_nbytes != _MAX_NBYTES:
-        max_nbytes = _clamp_limit(max_nbytes)
-    if nbytes < 2 or nbytes > max_nbytes:
-        return _fast_tiny(s, n, nbytes, max_nbytes, nthreads, table)
-    if nbytes > _CHECK_FIRST and _fast_at(s, n, 0, 0, max_nbytes, nthreads, table,
-                                          _NULL) != _DONE:
-        return None
-    # a new bytes object (n >= 2, so never a shared one) written in place:
-    # zeroed allocation is cheaper than the uninitialised one below 16 KiB
-    obj = bytes(nbytes) if nbytes < _ZEROED_BELOW else _new_bytes_at(nbytes)[0]
-    rc = _fast_at(s, n, id(obj) + _BYTES_OFS, nbytes, max_nbytes, nthreads, table, _NULL)
-    if rc == _DONE:
-        return obj
-    if rc == _NOMEM:
-        raise MemoryError("decompress_fast: no worker could allocate its buffers")
+    def decompress(src, *, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
+        table = tables[0]
+        if table is None:
+            return fallback(src, nthreads, max_nbytes)
+        if src.__class__ is bytes:
+            s = src
+        else:
+            try:
+                s = _ffi.from_buffer("uint8_t[]", src)
+            except (TypeError, ValueError, BufferError):
+                return fallback(src, nthreads, max_nbytes)   # the reader decides
+        n = len(s)
+        if n < 16 or nthreads.__class__ is not int or not 1 <= nthreads <= BK_MAX_THREADS:
+            return fallback(src, nthreads, max_nbytes)
+        nbytes = _nbytes_at(src, 4)[0]
+        limit = max_nbytes if max_nbytes == _MAX_NBYTES else _clamp_limit(max_nbytes)
+        if nbytes < 2 or nbytes > limit:
+            done = _fast_tiny(s, n, nbytes, limit, nthreads, table)
+        elif nbytes > _CHECK_FIRST and _fast_at(s, n, 0, 0, limit, nthreads, table,
+                                                _NULL) != _DONE:
+            done = None
+        else:
+            # a new bytes object (n >= 2, so never a shared one) written in
+            # place; a zeroed allocation is cheaper below 16 KiB
+            obj = bytes(nbytes) if nbytes < _ZEROED_BELOW else _new_bytes_at(nbytes)[0]
+            rc = _fast_at(s, n, id(obj) + _BYTES_OFS, nbytes, limit, nthreads, table, _NULL)
+            if rc == _NOMEM:
+                raise MemoryError("decompress: no worker could allocate its buffers")
+            done = obj if rc == _DONE else None
+        return done if done is not None else fallback(src, nthreads, max_nbytes)
+    return decompress
+
+
+def _declined(src, nthreads, max_nbytes):
     return None
+
+
+def decompress_fast(src, table, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
+    """The fast path alone: bytes, or None when it declines or rejects the
+    chunk (see :func:`fast_decompressor`)."""
+    return fast_decompressor([table], _declined)(src, nthreads=nthreads, max_nbytes=max_nbytes)
 
 
 def _fast_tiny(s, n: int, nbytes: int, max_nbytes: int, nthreads: int, table):

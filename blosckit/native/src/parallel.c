@@ -50,17 +50,110 @@ static void note_failure(loop_state *L, int32_t j) {
   }
 }
 
-static void *loop_worker(void *p) {
-  loop_state *L = (loop_state *)p;
+/* The calling thread keeps its codec contexts and its scratch buffers from
+ * one call to the next: making a zstd context, or two mallocs, cost as much
+ * as decoding a small chunk.  Threads started for one call make their own.
+ * Scratch is kept only up to BK_KEPT_SCRATCH bytes, so a chunk claiming
+ * huge blocks leaves nothing behind; everything is released when the
+ * thread exits. */
+#define BK_CACHED_CONTEXTS 4
+#define BK_KEPT_SCRATCH ((size_t)1 << 20)
+typedef struct {
+  void *(*make)(void);
+  size_t (*drop)(void *);
+  void *ctx;
+} kept_context;
+
+typedef struct {
+  kept_context contexts[BK_CACHED_CONTEXTS];
+  uint8_t *s1, *s2;
+  size_t scratch;             /* bytes in each of s1, s2 */
+} kept_state;
+
+static pthread_key_t kept_key;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void release_kept(void *p) {
+  kept_state *kept = (kept_state *)p;
+  for (int i = 0; i < BK_CACHED_CONTEXTS; i++)
+    if (kept->contexts[i].ctx != NULL) kept->contexts[i].drop(kept->contexts[i].ctx);
+  free(kept->s1);
+  free(kept->s2);
+  free(kept);
+}
+
+static void make_kept_key(void) { pthread_key_create(&kept_key, release_kept); }
+
+static kept_state *this_thread(void) {
+  kept_state *kept;
+  pthread_once(&kept_once, make_kept_key);
+  kept = (kept_state *)pthread_getspecific(kept_key);
+  if (kept == NULL) {
+    kept = (kept_state *)calloc(1, sizeof(kept_state));
+    if (kept == NULL || pthread_setspecific(kept_key, kept) != 0) {
+      free(kept);
+      return NULL;
+    }
+  }
+  return kept;
+}
+
+/* The thread's context made by `make`, created on first use; NULL when none
+ * can be had (the caller then makes a fresh one). */
+static void *kept_context_for(kept_state *kept, void *(*make)(void), size_t (*drop)(void *)) {
+  for (int i = 0; i < BK_CACHED_CONTEXTS; i++) {
+    kept_context *k = &kept->contexts[i];
+    if (k->make == make && k->ctx != NULL) return k->ctx;
+    if (k->ctx == NULL) {
+      k->ctx = make();
+      if (k->ctx == NULL) return NULL;
+      k->make = make;
+      k->drop = drop;
+      return k->ctx;
+    }
+  }
+  return NULL;
+}
+
+/* Point w at the thread's kept scratch when it is (or can be made) big
+ * enough; 0 when the caller must allocate its own. */
+static int kept_scratch(kept_state *kept, bk_worker *w, size_t size) {
+  if (size > BK_KEPT_SCRATCH) return 0;
+  if (kept->scratch < size) {
+    uint8_t *a = (uint8_t *)malloc(size), *b = (uint8_t *)malloc(size);
+    if (a == NULL || b == NULL) {
+      free(a);
+      free(b);
+      return 0;
+    }
+    free(kept->s1);
+    free(kept->s2);
+    kept->s1 = a;
+    kept->s2 = b;
+    kept->scratch = size;
+  }
+  w->s1 = kept->s1;
+  w->s2 = kept->s2;
+  return 1;
+}
+
+static void run_worker(loop_state *L, int caller) {
   bk_worker w = {NULL, NULL, NULL};
+  kept_state *kept = caller ? this_thread() : NULL;
+  int own_ctx = 0, own_scratch = 0;
   int ready = !forced_failure();
-  if (ready && L->scratch) {
+  if (ready && L->scratch && !(kept != NULL && kept_scratch(kept, &w, L->scratch))) {
     w.s1 = (uint8_t *)malloc(L->scratch);
     w.s2 = (uint8_t *)malloc(L->scratch);
+    own_scratch = 1;
     ready = w.s1 != NULL && w.s2 != NULL;
   }
   if (ready && L->ctx_new != NULL) {
-    w.ctx = L->ctx_new();
+    w.ctx = kept != NULL ? kept_context_for(kept, L->ctx_new, L->ctx_free) : NULL;
+    if (w.ctx == NULL) {
+      w.ctx = L->ctx_new();
+      own_ctx = 1;
+    }
     ready = w.ctx != NULL;
   }
   /* an unready worker claims nothing: a ready one, if any, takes its share */
@@ -69,9 +162,15 @@ static void *loop_worker(void *p) {
     if (j >= L->count) break;
     if (L->run(L->arg, &w, j) != 0) note_failure(L, j);
   }
-  if (w.ctx != NULL) L->ctx_free(w.ctx);
-  free(w.s1);
-  free(w.s2);
+  if (own_ctx && w.ctx != NULL) L->ctx_free(w.ctx);
+  if (own_scratch) {
+    free(w.s1);
+    free(w.s2);
+  }
+}
+
+static void *loop_worker(void *p) {
+  run_worker((loop_state *)p, 0);
   return NULL;
 }
 
@@ -95,7 +194,7 @@ int32_t bk_parallel_blocks(bk_block_fn run, void *arg, int32_t first, int32_t co
     if (pthread_create(&tids[started], NULL, loop_worker, &L) != 0) break;
     started++;
   }
-  loop_worker(&L);
+  run_worker(&L, 1);
   for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
   /* every ready worker runs until the counter passes count, so an unclaimed
      block means that no worker got ready */

@@ -1,0 +1,106 @@
+"""User traps of the reader (issue: chunk layer, item 9), each pinned down."""
+from __future__ import annotations
+
+import struct
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import blosckit
+from blosckit import chunk as reader
+from helpers import b2_compress, dataset
+
+
+def test_getitem_rejects_non_integers():
+    chunk = blosckit.compress(bytes(range(256)) * 16, typesize=4)
+    with pytest.raises(TypeError):
+        blosckit.getitem(chunk, 1.0, 2)
+    with pytest.raises(TypeError):
+        blosckit.getitem(chunk, 1, "2")
+    assert blosckit.getitem(chunk, np.int64(1), np.int32(2)) == (bytes(range(256)) * 16)[4:12]
+
+
+@pytest.mark.parametrize("nthreads", [0, -1, 65, 10**9])
+def test_bad_nthreads_is_a_value_error(nthreads):
+    chunk = blosckit.compress(bytes(1000), typesize=4)
+    with pytest.raises(ValueError):
+        blosckit.decompress(chunk, nthreads=nthreads)
+    with pytest.raises(ValueError):
+        blosckit.decompress_into(chunk, bytearray(1000), nthreads=nthreads)
+
+
+@pytest.mark.parametrize("nthreads", [1.0, True, "2"])
+def test_non_int_nthreads_is_a_type_error(nthreads):
+    with pytest.raises(TypeError):
+        blosckit.decompress(blosckit.compress(bytes(1000)), nthreads=nthreads)
+
+
+def test_getitem_peaks_at_the_range_plus_scratch():
+    data = dataset("arange", 8 << 20, 4)
+    chunk = b2_compress(data, typesize=4, codec="lz4", filters=["shuffle"], blocksize=1 << 16)
+    n = (6 << 20) // 4
+    tracemalloc.start()
+    try:
+        out = blosckit.getitem(chunk, 1000, n)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out == data[4000:4000 + 4 * n]
+    # the result plus at most two blocks of scratch: not twice the range
+    assert peak < 4 * n + 4 * (1 << 16) + (256 << 10), peak
+
+
+def test_lazy_chunk_reports_its_split():
+    chunk = bytearray(b2_compress(dataset("arange", 40_000, 4), typesize=4, codec="lz4",
+                                  filters=["shuffle"], splitmode="always"))
+    assert blosckit.parse_chunk(chunk).split
+    chunk[31] |= 0x08                                   # the lazy bit
+    c = blosckit.parse_chunk(chunk)
+    assert c.lazy and c.split
+
+
+def test_codec_format_6_in_a_16_byte_header_is_named_as_such():
+    data = bytes(range(256)) * 8
+    chunk = bytearray(blosckit.compress(data, typesize=4, codec="lz4", format="blosc1"))
+    chunk[2] = (chunk[2] & 0x1F) | (6 << 5)
+    c = blosckit.parse_chunk(chunk)
+    assert c.codec == "udcodec" and not c.extended
+    with pytest.raises(blosckit.UnsupportedError) as e:
+        blosckit.decompress(chunk)
+    assert e.value.rule == "T-codec" and "udcodec byte" in str(e.value)
+    assert (e.value.offset, e.value.path) == (2, "chunk.header.flags.compformat")
+
+
+def test_codec_failures_are_explained_in_words():
+    data = dataset("arange", 8000, 4)
+    chunk = bytearray(b2_compress(data, typesize=4, codec="lz4", filters=["shuffle"],
+                                  splitmode="never"))
+    b = blosckit.parse_chunk(chunk).bstarts[0]
+    csize = struct.unpack_from("<i", chunk, b)[0]
+    chunk[b + 4:b + 4 + csize] = b"\xff" * csize        # garbage payload
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.decompress(chunk)
+    assert e.value.rule == "B7"
+    assert "lz4" in e.value.message and "-" not in e.value.message.split("byte")[0][-3:]
+    assert "decoded to -" not in e.value.message
+
+
+def test_zero_runs_hold_no_memory_after_hostile_chunks():
+    # chunks claiming huge zero streams: the reader's zero source stays small
+    for nbytes in (1 << 20, 64 << 20):
+        chunk = blosckit.build_chunk(
+            {"version": 5, "versionlz": 1,
+             "flags": {"compformat": 1, "dont_split": True, "delta": False,
+                       "bitshuffle": True, "memcpyed": False, "shuffle": True},
+             "typesize": 1, "nbytes": nbytes, "blocksize": nbytes, "cbytes": None,
+             "extended": {"filters": [0] * 6, "udcodec": 1, "compcode_meta": 0,
+                          "filters_meta": [0] * 6,
+                          "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
+                          "blosc2_flags": {"instrumented": False, "special": 0, "lazy": False,
+                                           "unimplemented": False, "big_endian": False,
+                                           "use_dict": False}}},
+            [[{"csize": 0}]])
+        with reader.python_reader():
+            assert blosckit.decompress(chunk) == bytes(nbytes)
+    assert len(reader._ZEROS) <= 1 << 16
