@@ -431,7 +431,10 @@ def _assemble(plan: _Plan, src: memoryview, nthreads: int, dictionary: bytes | N
     start = plan.overhead + 4 * plan.nblocks + len(dict_part)
     enc = _encode_blocks(plan, src, start, dictionary, nthreads)
     if enc is None:
-        return _memcpy_chunk(plan, src, use_dict=use_dict)
+        # the data is stored raw, with no dictionary section: C-Blosc2 keeps
+        # use_dict set here and then cannot read its own chunk (divergence
+        # W8); blosckit writes the raw chunk every reader reads
+        return _memcpy_chunk(plan, src)
     pieces, starts = enc
     total = starts[-1] + len(pieces[-1]) if pieces else start
     if plan.fmt == "blosc2" and dictionary is None:

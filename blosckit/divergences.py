@@ -243,6 +243,11 @@ def _small_dict(params: dict[str, Any]) -> bool:
     return bool(params.get("dict")) and 0 < params["nbytes"] < 32
 
 
+def _raw_dict_flag(params: dict[str, Any]) -> bool:
+    # "memcpyed": the chunk fell back to raw storage (known after compressing)
+    return bool(params.get("dict")) and bool(params.get("memcpyed"))
+
+
 def _zstd_blosc1(params: dict[str, Any]) -> bool:
     return params.get("format") == "blosc1" and params["codec"] in ("zstd", "lz4", "lz4hc")
 
@@ -287,6 +292,8 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence("W5", "three or more filters: C-Blosc2 overwrites its source", "writer",
                _three_filters),
     Divergence("W6", "dict=True on input under 32 bytes", "writer", _small_dict),
+    Divergence("W8", "dict=True on incompressible input: C-Blosc2 leaves use_dict on its "
+               "raw chunk", "writer", _raw_dict_flag),
     Divergence("W7", "Blosc1 lz4/zstd streams: C-Blosc 1.21's bundled libraries", "writer",
                _zstd_blosc1),
 )

@@ -114,3 +114,18 @@ def test_bad_nthreads(nthreads):
 
 def test_thread_cap_is_accepted():
     assert compress(INTS, typesize=4, nthreads=64) == compress(INTS, typesize=4)
+
+
+def test_dict_on_incompressible_input_writes_a_readable_raw_chunk():
+    import blosc2
+    from blosckit import divergences
+    data = np.random.default_rng(0).integers(0, 256, 100_000, dtype=np.uint8).tobytes()
+    mine = blosckit.compress(data, typesize=1, codec="zstd", dict=True,
+                             filters=((None,) * 5 + ("shuffle",)))
+    ref = blosc2.compress2(data, typesize=1, codec=blosc2.Codec.ZSTD, use_dict=True, clevel=5)
+    assert blosckit.parse_chunk(mine).memcpyed and not mine[31] & 0x01
+    assert mine[:31] == ref[:31] and mine[32:] == ref[32:] and ref[31] == mine[31] | 0x01
+    assert blosc2.decompress(mine) == data and blosckit.validate(mine) == []
+    d = divergences.writer_divergence({"codec": "zstd", "clevel": 5, "typesize": 1,
+                                       "nbytes": len(data), "dict": True, "memcpyed": True})
+    assert d is not None and d.id == "W8"
