@@ -276,8 +276,8 @@ def _codec(v: ChunkView) -> tuple[Codec | None, FormatError | None]:
     try:
         return decoder_for(v.compformat, v.udcodec if has_ud else None,
                            fc.OFFSETS[path], path), None
-    except UnsupportedError as e:
-        return None, UnsupportedError(e.message, e.offset, e.path, rule=fc.T_CODEC.id)
+    except UnsupportedError as e:       # raised with rule T-codec
+        return None, e
 
 
 def _pipeline(v: ChunkView, sink: Sink) -> list[tuple[Any, int, int]]:
@@ -441,17 +441,23 @@ class _Decoder:
                     sink(f"stream of {csize} bytes runs past the chunk end ({end})",
                          pos - fc.LEN_CSIZE, path + ".csize", rule=fc.B4)
                     return False
-                payload = src[pos:pos + csize]
-                if csize == neblock:
-                    seg[:] = payload
-                else:
-                    codec = self.need_codec()
-                    got = codec.decompress_into(payload, seg, v.dict)
-                    if got != neblock:
-                        sink(_codec_failure(codec, got, neblock), pos, path + ".cdata",
-                             rule=fc.B7)
-                        return False
+                if not self.payload(src[pos:pos + csize], seg, pos, path + ".cdata", sink):
+                    return False
                 pos += csize
+        return True
+
+    def payload(self, payload: memoryview, out: memoryview, ofs: int, path: str,
+                sink: Sink) -> bool:
+        """One stream's payload into ``out``: raw when it is exactly as long,
+        else through the codec, which must fill ``out`` exactly (B7)."""
+        if len(payload) == len(out):
+            out[:] = payload
+            return True
+        codec = self.need_codec()
+        got = codec.decompress_into(payload, out, self.v.dict)
+        if got != len(out):
+            sink(codec.describe_failure(got, len(out)), ofs, path, rule=fc.B7)
+            return False
         return True
 
     def vl_spans(self, sink: Sink) -> list[tuple[int, int]] | None:
@@ -498,29 +504,17 @@ class _Decoder:
         if plen <= 0:
             sink("empty VL-block payload", start + head, path + ".payload", rule=fc.VL6)
             return False
-        payload = src[start + head:stop]
         target = dst
         if self.pipeline:
             a, b = self.scratch(size)
             target = a
-        if plen == size:
-            target[:] = payload
-        else:
-            codec = self.need_codec()
-            got = codec.decompress_into(payload, target, v.dict)
-            if got != size:
-                sink(_codec_failure(codec, got, size), start + head, path + ".payload",
-                     rule=fc.B7)
-                return False
+        if not self.payload(src[start + head:stop], target, start + head, path + ".payload",
+                            sink):
+            return False
         if self.pipeline:
             # VL blocks are delta-encoded against themselves (offset 0).
             self.unfilter(a, b, dst, _filters.BlockContext(v.version, v.typesize, 0, None))
         return True
-
-
-def _codec_failure(codec: Codec, got: int, expected: int) -> str:
-    """What went wrong in a codec call, in words (the codec knows its codes)."""
-    return codec.describe_failure(got, expected)
 
 
 # Zero runs are filled from one shared zero buffer; its size is bounded so

@@ -9,16 +9,16 @@ after a bad one and exit with the worst status.
 from __future__ import annotations
 
 import argparse
-import ast
+import functools
 import json
 import re
-import struct
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from . import __version__
 from .errors import FormatError, UnsupportedError
+from .formats import npy
 
 EXIT_OK, EXIT_CORRUPT, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
 
@@ -104,7 +104,8 @@ def _info(args) -> int:
     """Every file in turn; the exit status is the worst one."""
     worst = EXIT_OK
     for path in args.files:
-        status = _run_guarded(path, lambda p=path: _info_one(p, args.json), args.traceback)
+        status = _run_guarded(path, functools.partial(_info_one, path, args.json),
+                              args.traceback)
         worst = max(worst, status)
     return worst
 
@@ -138,7 +139,7 @@ def _decompress(args) -> int:
 
 # --- .npy input ---------------------------------------------------------------
 
-NPY_MAGIC = b"\x93NUMPY"
+NPY_MAGIC = npy.MAGIC
 _SIMPLE_DESCR = re.compile(r"[<>|=]?([a-zA-Z])(\d+)(\[\w+\])?")
 
 
@@ -148,12 +149,12 @@ def _npy_itemsize(descr) -> int:
     try:
         import numpy
     except ImportError:
-        numpy = None
+        numpy = None  # type: ignore[assignment]
     if numpy is not None:
         dtype = numpy.dtype(descr if isinstance(descr, str) else [tuple(f) for f in descr])
         if dtype.hasobject:
             raise FormatError("the .npy file holds Python objects, not raw items", 0,
-                              "npy.header.descr")
+                              "npy.header", rule=npy.T_NPY.id)
         return dtype.itemsize
     m = _SIMPLE_DESCR.fullmatch(descr) if isinstance(descr, str) else None
     if m is None:
@@ -162,23 +163,10 @@ def _npy_itemsize(descr) -> int:
 
 
 def _npy_split(data: bytes) -> tuple[int, bytes]:
-    """(item size, array bytes) of a .npy file, read from its documented
-    header: magic, version, header length (2 bytes for 1.x, 4 for later),
-    then a dict literal with ``descr``, ``fortran_order`` and ``shape``."""
-    if len(data) < 10:
-        raise FormatError("the .npy header ends early", len(data), "npy.header")
-    major = data[6]
-    width = 2 if major == 1 else 4
-    hlen = struct.unpack_from("<H" if width == 2 else "<I", data, 8)[0]
-    start = 8 + width
-    if start + hlen > len(data):
-        raise FormatError("the .npy header ends early", len(data), "npy.header")
-    try:
-        header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
-        descr = header["descr"]
-    except (ValueError, SyntaxError, KeyError, TypeError) as e:
-        raise FormatError(f"unreadable .npy header: {e}", start, "npy.header") from e
-    return _npy_itemsize(descr), data[start + hlen:]
+    """(item size, array bytes) of a .npy file (its header is declared in
+    formats/npy.py)."""
+    descr, start = npy.read(data)
+    return _npy_itemsize(descr), data[start:]
 
 
 def _filters_arg(text: str) -> tuple:
@@ -302,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                         help="show Python tracebacks")
-    nthreads = dict(type=_count(1, MAX_THREADS), default=1, help=f"1..{MAX_THREADS}")
+    nthreads: dict[str, Any] = dict(type=_count(1, MAX_THREADS), default=1,
+                                    help=f"1..{MAX_THREADS}")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("info", parents=[common], help="summary of each chunk file")
     s.add_argument("files", nargs="+")

@@ -756,6 +756,7 @@ def _vlblock_bytes(block) -> bytes:
 def _dict_bytes(dictionary, check: bool) -> bytes:
     """The dictionary section: bytes (dsize = their length) or a mapping with
     ``dsize`` and ``dict`` (``check=False`` lets dsize lie)."""
+    d: dict[str, Any]
     if isinstance(dictionary, (bytes, bytearray, memoryview)):
         d = {"dsize": len(dictionary), "dict": bytes(dictionary)}
     else:

@@ -132,7 +132,7 @@ def _runs_without_token(chunk: bytes, parsed) -> bool:
 def _stream_csizes(chunk: bytes, parsed) -> list[int]:
     """Every stream's csize, walked with blosckit's stream layout (stops at
     the first size field outside the chunk)."""
-    out = []
+    out: list[int] = []
     end = min(parsed.cbytes, len(chunk))
     bs = min(parsed.blocksize, parsed.nbytes)
     for j, pos in enumerate(parsed.bstarts):

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import blosckit
-from helpers import (b1_compress, b2_compress, check_format_error, dataset, decode_outcome,
-                     pack_extended, pack_header, raw_header, simple_chunk, small_chunks,
-                     special_chunk, vl_chunk)
+from helpers import (check_format_error, decode_outcome, pack_extended, pack_header,
+                     raw_header, simple_chunk, small_chunks)
 
 pytest.importorskip("blosc2")
 

@@ -204,6 +204,16 @@ def test_npy_typesize_and_data(tmp_path):
     assert r.returncode == 0 and blosckit.parse_chunk(packed.read_bytes()).typesize == 4
 
 
+@pytest.mark.parametrize("cut", [9, 20, 100])
+def test_broken_npy_input_is_corrupt_input(tmp_path, cut):
+    src, packed = tmp_path / "a.npy", tmp_path / "o"
+    np.save(src, np.arange(100.0))
+    src.write_bytes(src.read_bytes()[:cut])
+    r = run("compress", src, packed)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "a.npy" in r.stderr and "[T-npy]" in r.stderr, r.stderr
+
+
 def test_raw_input_defaults_to_typesize_1(tmp_path):
     src, packed = tmp_path / "in.bin", tmp_path / "o"
     src.write_bytes(np.arange(10_000, dtype="<i4").tobytes())

@@ -142,11 +142,11 @@ def test_every_rule_anchor_exists():
 def test_rule_paths_have_offsets_or_are_indexed():
     for r in RULES.values():
         assert r.path in OFFSETS or "[]" in r.path or r.path in (
-            "chunk.bstarts", "chunk.dict.dsize", "chunk.dict.dict"), r
+            "chunk.bstarts", "chunk.dict.dsize", "chunk.dict.dict", "npy.header"), r
 
 
 def test_rules_are_functions_beside_their_declarations():
     checked = [r for r in RULES.values() if r.check is not None]
     assert len(checked) >= 25
     for r in checked:
-        assert r.check.__module__ == "blosckit.formats.chunk", r
+        assert r.check.__module__.startswith("blosckit.formats."), r

@@ -73,13 +73,13 @@ def decoder_for(compformat: int, udcodec: int | None, offset: int, path: str) ->
         if codec is None:
             raise UnsupportedError(
                 f"codec {enums.codec_name(code)} (id {code}) is not available in this build",
-                offset, path)
+                offset, path, rule="T-codec")
         return codec
     codec = CODECS_BY_FORMAT.get(compformat)
     if codec is None:
         raise UnsupportedError(
             f"codec format {compformat} ({enums.COMPFORMATS[compformat]}) cannot be decoded",
-            offset, path)
+            offset, path, rule="T-codec")
     return codec
 
 

@@ -42,13 +42,18 @@ def zstd_level(clevel: int) -> int:
     return clevel * 2 - 1
 
 
-def _cctx():
-    ctx = getattr(_local, "cctx", None)
+def _context(kind: str):
+    """This thread's zstd context, ``kind`` "CCtx" (compress) or "DCtx"."""
+    ctx = getattr(_local, kind, None)
     if ctx is None:
         ffi, lib = _api()
-        ctx = ffi.gc(lib.ZSTD_createCCtx(), lib.ZSTD_freeCCtx)
-        _local.cctx = ctx
+        ctx = ffi.gc(getattr(lib, f"ZSTD_create{kind}")(), getattr(lib, f"ZSTD_free{kind}"))
+        setattr(_local, kind, ctx)
     return ctx
+
+
+def _cctx():
+    return _context("CCtx")
 
 
 def _cdict(d: bytes):
@@ -81,12 +86,7 @@ def train_dict(samples, sizes, maxsize: int) -> bytes | None:
 
 
 def _dctx():
-    ctx = getattr(_local, "dctx", None)
-    if ctx is None:
-        ffi, lib = _api()
-        ctx = ffi.gc(lib.ZSTD_createDCtx(), lib.ZSTD_freeDCtx)
-        _local.dctx = ctx
-    return ctx
+    return _context("DCtx")
 
 
 def library_version() -> str:

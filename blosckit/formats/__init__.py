@@ -263,3 +263,8 @@ def walk(con: cs.Construct, obj: Any, path: str, offset: int, select=None):
             size = len(value) if isinstance(value, bytes) else sub_in.sizeof()
             yield (p, pos, size, value, doc, None)
             pos += size
+
+
+# Every declaration module registers its rules on import: load them all, so
+# the registry is whole whatever a caller imports first.
+from . import chunk, npy  # noqa: E402,F401

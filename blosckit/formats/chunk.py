@@ -282,47 +282,47 @@ H1 = declare("H1", "error", "chunk.header", "chunk.md#rules-header",
 
 
 @rule("T-version", "error", _H + "version", "chunk.md#rules-header", "version is 1..6")
-def version_known(v, ctx, sink):
+def version_known(v, src, sink):
     if v.version not in enums.VERSIONS:
         sink("version 0 was never written" if v.version == 0
              else f"unknown chunk version {v.version}")
 
 
 @rule("H2", "error", _H + "cbytes", "chunk.md#rules-header", "cbytes >= 16")
-def cbytes_covers_header(v, ctx, sink):
+def cbytes_covers_header(v, src, sink):
     if v.cbytes < LEN_HEADER:
         sink(f"cbytes {v.cbytes} is below the {LEN_HEADER}-byte header")
 
 
 @rule("H5", "error", _H + "typesize", "chunk.md#rules-header", "typesize > 0")
-def typesize_positive(v, ctx, sink):
+def typesize_positive(v, src, sink):
     if v.typesize == 0:
         sink("typesize is 0")
 
 
 @rule("T-nbytes", "error", _H + "nbytes", "chunk.md#rules-header", "nbytes >= 0")
-def nbytes_not_negative(v, ctx, sink):
+def nbytes_not_negative(v, src, sink):
     if v.nbytes < 0:
         sink(f"negative nbytes {v.nbytes}")
 
 
 @rule("T-max-nbytes", "error", _H + "nbytes", "chunk.md#rules-header",
       "nbytes <= the caller's max_nbytes")
-def nbytes_below_cap(v, ctx, sink):
+def nbytes_below_cap(v, src, sink):
     if v.nbytes > v.max_nbytes:
         sink(f"nbytes {v.nbytes} exceeds the limit of {v.max_nbytes}")
 
 
 @rule("H6", "error", _H + "cbytes", "chunk.md#rules-header",
       "cbytes >= 32 when the header is extended")
-def cbytes_covers_extended(v, ctx, sink):
+def cbytes_covers_extended(v, src, sink):
     if v.extended and LEN_HEADER <= v.cbytes < LEN_EXTENDED:
         sink(f"cbytes {v.cbytes} is below the {LEN_EXTENDED}-byte extended header")
 
 
 @rule("H7", "error", "chunk.header.extended", "chunk.md#rules-header",
       "the input holds the 32-byte extended header")
-def input_holds_extended(v, ctx, sink):
+def input_holds_extended(v, src, sink):
     if v.extended and v.n < LEN_EXTENDED:
         sink(f"the extended header needs {LEN_EXTENDED} bytes, got {v.n}", v.n)
 
@@ -335,47 +335,47 @@ HEADER_RULES = (version_known, cbytes_covers_header, typesize_positive, nbytes_n
 
 @rule("T-flags2", "error", _X + "blosc2_flags2", "chunk.md#rules-header",
       "blosc2_flags2 bits 1-7 are zero")
-def flags2_reserved_clear(v, ctx, sink):
+def flags2_reserved_clear(v, src, sink):
     if v.flags2 & ~F2_VL_BLOCKS & 0xFF:
         sink(f"reserved bits set in blosc2_flags2 ({v.flags2:#04x})")
 
 
 @rule("H3", "error", _H + "blocksize", "chunk.md#rules-header", "blocksize > 0")
-def blocksize_positive(v, ctx, sink):
+def blocksize_positive(v, src, sink):
     if v.hdr_blocksize <= 0:
         sink(f"blocksize {v.hdr_blocksize} is not positive")
 
 
 @rule("H4", "error", _H + "blocksize", "chunk.md#rules-header",
       "blocksize <= 536866816 (for VL-block chunks: the block count)")
-def blocksize_below_max(v, ctx, sink):
+def blocksize_below_max(v, src, sink):
     if v.hdr_blocksize > MAX_BLOCKSIZE:
         sink(f"blocksize {v.hdr_blocksize} exceeds the maximum {MAX_BLOCKSIZE}")
 
 
 @rule("H8", "error", _X + "blosc2_flags", "chunk.md#rules-header",
       "a VL-block chunk is not special")
-def vl_not_special(v, ctx, sink):
+def vl_not_special(v, src, sink):
     if v.vl and v.special:
         sink("a VL-block chunk cannot be special")
 
 
 @rule("H12", "error", _H + "flags", "chunk.md#rules-header", "a VL-block chunk is not memcpyed")
-def vl_not_memcpyed(v, ctx, sink):
+def vl_not_memcpyed(v, src, sink):
     if v.vl and v.memcpyed:
         sink("a VL-block chunk cannot be memcpyed")
 
 
 @rule("D2", "error", _X + "blosc2_flags.special", "chunk.md#rules-special",
       "special kind is 0..4")
-def special_known(v, ctx, sink):
+def special_known(v, src, sink):
     if v.special not in enums.SPECIALS:
         sink(f"unknown special kind {v.special}")
 
 
 @rule("H14", "error", _H + "cbytes", "chunk.md#rules-header", "cbytes <= the input length",
       needs=(_H + "cbytes",))
-def cbytes_inside_input(v, ctx, sink):
+def cbytes_inside_input(v, src, sink):
     # a lazy chunk's cbytes counts data left in its frame; special chunks are
     # never lazy, whatever the bit says (C-Blosc2 misses that: V1)
     if v.cbytes > v.n and not (v.lazy and not v.special):
@@ -384,7 +384,7 @@ def cbytes_inside_input(v, ctx, sink):
 
 @rule("T-udcodec", "error", _X + "udcodec", "chunk.md#rules-header",
       "codec format 6 names a plugin codec (udcodec >= 6), never a built-in one")
-def udcodec_not_builtin(v, ctx, sink):
+def udcodec_not_builtin(v, src, sink):
     # writers store built-in codecs under their own codec format; C-Blosc2
     # looks udcodec up among plugins only and refuses such a chunk
     if (v.compformat == enums.COMPFORMAT_UDCODEC and v.extended
@@ -404,7 +404,7 @@ FIELD_RULES = (flags2_reserved_clear, blocksize_positive, blocksize_below_max, v
 
 @rule("T-special-flags", "error", _H + "flags", "chunk.md#rules-special",
       "a non-empty special chunk has neither the memcpyed flag nor use_dict")
-def special_plain_flags(v, ctx, sink):
+def special_plain_flags(v, src, sink):
     # contradictory claims no writer makes with data (an empty dict chunk is
     # written as memcpyed zeros); C-Blosc2 refuses them
     if v.nbytes > 0 and (v.memcpyed or v.use_dict):
@@ -416,7 +416,7 @@ def special_plain_flags(v, ctx, sink):
 @rule("H9", "error", _H + "cbytes", "chunk.md#rules-special",
       "a value chunk's value width (cbytes - 32) is positive and divides nbytes",
       needs=(_H + "cbytes", _H + "nbytes"))
-def value_width(v, ctx, sink):
+def value_width(v, src, sink):
     if v.special != 3:
         return
     w = v.cbytes - LEN_EXTENDED
@@ -428,21 +428,21 @@ def value_width(v, ctx, sink):
 @rule("H10", "error", _H + "nbytes", "chunk.md#rules-special",
       "NaN and uninit chunks: nbytes is a multiple of typesize",
       needs=(_H + "typesize", _H + "nbytes"))
-def special_whole_items(v, ctx, sink):
+def special_whole_items(v, src, sink):
     if v.special in (2, 4) and v.typesize and v.nbytes % v.typesize:
         sink(f"nbytes {v.nbytes} is not a multiple of typesize {v.typesize}")
 
 
 @rule("T-special-cbytes", "error", _H + "cbytes", "chunk.md#rules-special",
       "zeros / NaN / uninit chunks are exactly 32 bytes")
-def special_is_header_only(v, ctx, sink):
+def special_is_header_only(v, src, sink):
     if v.special in (1, 2, 4) and v.cbytes != LEN_EXTENDED:
         sink(f"a {enums.SPECIALS[v.special]} chunk has cbytes {LEN_EXTENDED}, got {v.cbytes}")
 
 
 @rule("D-nan", "error", _H + "typesize", "chunk.md#rules-special",
       "a NaN chunk has typesize 4 or 8")
-def nan_width(v, ctx, sink):
+def nan_width(v, src, sink):
     if v.special == 2 and v.nbytes and v.typesize not in NAN_WIDTHS:
         sink(f"a NaN chunk needs typesize 4 or 8, got {v.typesize}")
 
@@ -456,7 +456,7 @@ SPECIAL_RULES = (special_plain_flags, value_width, special_whole_items, special_
 
 @rule("D3", "error", _H + "cbytes", "chunk.md#rules-body",
       "memcpyed chunk: cbytes == nbytes + header length", needs=(_H + "nbytes",))
-def memcpyed_size(v, ctx, sink):
+def memcpyed_size(v, src, sink):
     if v.memcpyed and v.cbytes != v.nbytes + v.overhead:
         sink(f"a memcpyed chunk must have cbytes = nbytes + {v.overhead}, "
              f"got {v.cbytes} for nbytes {v.nbytes}")
@@ -464,14 +464,14 @@ def memcpyed_size(v, ctx, sink):
 
 @rule("D4", "error", _H + "cbytes", "chunk.md#rules-body",
       "empty regular chunk: cbytes == header length")
-def empty_size(v, ctx, sink):
+def empty_size(v, src, sink):
     if (not v.memcpyed and not v.vl and v.nbytes == 0 and v.cbytes != v.overhead
             and not v.lazy):
         sink(f"an empty chunk must have cbytes {v.overhead}, got {v.cbytes}")
 
 
 @rule("D6", "error", "chunk.bstarts", "chunk.md#rules-body", "the bstarts fit inside cbytes")
-def bstarts_fit(v, ctx, sink):
+def bstarts_fit(v, src, sink):
     end = v.overhead + LEN_BSTART * v.nblocks
     limit = min(v.cbytes, v.n)
     if end > limit:
@@ -483,23 +483,23 @@ BSTARTS_FIT_RULES = (bstarts_fit,)
 
 
 @rule("D7", "error", "chunk.dict.dsize", "chunk.md#rules-body", "room for the dictionary size")
-def dict_size_fits(v, ctx, sink):
+def dict_size_fits(v, src, sink):
     if v.ofs_dict + DictSection.dsize.sizeof() > v.cbytes:
         sink("no room for the dictionary size", v.cbytes)
 
 
 @rule("D8", "error", "chunk.dict.dsize", "chunk.md#rules-body", "dictionary size is 1..32768",
       needs=("chunk.dict.dsize",))
-def dict_size_range(v, ctx, sink):
-    dsize = FAST_DSIZE.unpack_from(ctx, v.ofs_dict)[0]
+def dict_size_range(v, src, sink):
+    dsize = FAST_DSIZE.unpack_from(src, v.ofs_dict)[0]
     if not 0 < dsize <= MAX_DICTSIZE:
         sink(f"dictionary size {dsize} is outside 1..{MAX_DICTSIZE}", v.ofs_dict)
 
 
 @rule("D9", "error", "chunk.dict.dict", "chunk.md#rules-body",
       "the dictionary fits inside cbytes", needs=("chunk.dict.dsize",))
-def dict_fits(v, ctx, sink):
-    dsize = FAST_DSIZE.unpack_from(ctx, v.ofs_dict)[0]
+def dict_fits(v, src, sink):
+    dsize = FAST_DSIZE.unpack_from(src, v.ofs_dict)[0]
     if v.ofs_dict + FAST_DSIZE.size + dsize > v.cbytes:
         sink(f"the {dsize}-byte dictionary runs past the chunk end ({v.cbytes})", v.cbytes)
 
@@ -510,7 +510,7 @@ DICT_RULES = (dict_size_fits, dict_size_range, dict_fits)
 @rule("B1", "error", "chunk.bstarts[]", "chunk.md#rules-body",
       "each bstart lies in the streams section: after bstarts and dictionary, "
       "at most cbytes - 4")
-def bstarts_in_range(v, ctx, sink):
+def bstarts_in_range(v, src, sink):
     lo, hi = v.ofs_streams, v.cbytes - LEN_CSIZE
     if v.bstarts and lo <= min(v.bstarts) and max(v.bstarts) <= hi:
         return                      # the common case, without a Python loop
@@ -522,7 +522,7 @@ def bstarts_in_range(v, ctx, sink):
 
 @rule("VL2", "error", "chunk.bstarts[]", "chunk.md#rules-vlblocks",
       "VL-block starts increase strictly")
-def vl_bstarts_increase(v, ctx, sink):
+def vl_bstarts_increase(v, src, sink):
     if not v.vl:
         return
     prev = -1
@@ -535,14 +535,14 @@ def vl_bstarts_increase(v, ctx, sink):
 
 @rule("B2", "error", _H + "blocksize", "chunk.md#rules-streams",
       "split chunks: blocksize >= typesize", needs=(_H + "typesize",))
-def split_block_holds_item(v, ctx, sink):
+def split_block_holds_item(v, src, sink):
     if v.split and v.nbytes // v.blocksize and v.typesize > 1 and v.blocksize < v.typesize:
         sink(f"blocksize {v.blocksize} is smaller than typesize {v.typesize} in a split chunk")
 
 
 @rule("B3", "error", _H + "blocksize", "chunk.md#rules-streams",
       "split chunks: blocksize is a multiple of typesize", needs=(_H + "typesize",))
-def split_block_whole_items(v, ctx, sink):
+def split_block_whole_items(v, src, sink):
     if (v.split and v.nbytes // v.blocksize and v.typesize > 1
             and v.blocksize >= v.typesize and v.blocksize % v.typesize):
         sink(f"blocksize {v.blocksize} is not a multiple of typesize {v.typesize} "
@@ -559,7 +559,7 @@ SPLIT_RULES = (split_block_holds_item, split_block_whole_items)
 
 @rule("T-lazy", "error", _X + "blosc2_flags.lazy", "chunk.md#rules-decode",
       "stored chunks are not lazy (decoding raises UnsupportedError)", unsupported=True)
-def not_lazy(v, ctx, sink):
+def not_lazy(v, src, sink):
     if v.lazy:
         sink("lazy chunks exist only inside C-Blosc2's memory; their data is not in the chunk")
 
@@ -567,7 +567,7 @@ def not_lazy(v, ctx, sink):
 @rule("T-instr", "error", _X + "blosc2_flags.instrumented", "chunk.md#rules-decode",
       "instrumented chunks hold codec statistics, not data (decoding raises "
       "UnsupportedError)", unsupported=True)
-def not_instrumented(v, ctx, sink):
+def not_instrumented(v, src, sink):
     if v.instr:
         sink("instrumented chunks hold codec statistics, not data")
 

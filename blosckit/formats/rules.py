@@ -1,7 +1,8 @@
 """One rule set, two modes.
 
-A rule is a small function ``check(view, ctx, sink)`` declared beside the
-structure it checks (see ``formats/chunk.py``) and registered here with its
+A rule is a small function ``check(view, src, sink)`` declared beside the
+structure it checks (``view`` holds the fields read so far, ``src`` is the
+input buffer) (see ``formats/chunk.py``) and registered here with its
 id, severity, the field it checks and its anchor in ``specs/``.  It reports
 each problem it finds by calling ``sink(message)`` (offset and path default
 to the rule's field, taken from the declaration).  The reader passes a
@@ -118,14 +119,14 @@ class Collect(Sink):
         self.bad.add(e.path)
 
 
-def run(rules: tuple[Rule, ...], view: Any, ctx: Any, sink: Sink) -> None:
-    """Run ``rules`` in order on ``view``, skipping those whose needed fields
-    already have an error."""
+def run(rules: tuple[Rule, ...], view: Any, src: Any, sink: Sink) -> None:
+    """Run ``rules`` in order on ``view`` (read from ``src``), skipping those
+    whose needed fields already have an error."""
     for r in rules:
         if sink.bad and not sink.ok(*r.needs):
             continue
         sink.current = r
-        r.check(view, ctx, sink)    # type: ignore[misc]
+        r.check(view, src, sink)    # type: ignore[misc]
 
 
 def fail(r: Rule | str, offset: int, path: str | None, message: str) -> NoReturn:

@@ -126,7 +126,7 @@ def unshuffle_into(src, dst, typesize):
 
 def _small_copy(s) -> bytes:
     """The result for inputs under 2 bytes, where every kernel copies."""
-    return s if s.__class__ is bytes else bytes(_ffi.buffer(s))
+    return s if s.__class__ is bytes else bytes(_ffi.buffer(s))  # type: ignore[return-value]
 
 
 def _into_new_bytes(kernel, src, typesize, *extra) -> bytes:
@@ -142,7 +142,7 @@ def _into_new_bytes(kernel, src, typesize, *extra) -> bytes:
     # a zeroed allocation is cheaper than the uninitialised one below 16 KiB
     obj = bytes(n) if n < _ZEROED_BELOW else _new_bytes_at(n)[0]
     _check_rc(kernel(s, id(obj) + _BYTES_OFS, n, typesize, *extra), "shuffle kernel")
-    return obj
+    return obj  # type: ignore[return-value]  # a bytearray only off CPython
 
 
 def shuffle(src, typesize: int) -> bytes:

@@ -1,0 +1,42 @@
+"""The header of a NumPy ``.npy`` file, for commands that take arrays.
+
+specs/npy.md.  Only what blosckit needs: where the array's bytes start and
+the item description (``descr``) that gives their size.
+"""
+from __future__ import annotations
+
+import ast
+
+import construct as cs
+
+from ..errors import FormatError
+from . import parse
+from .rules import declare
+
+MAGIC = b"\x93NUMPY"
+
+# specs/npy.md#header -- version 1.x keeps the header length in 2 bytes,
+# later versions in 4
+NpyHeader = cs.Struct(
+    "magic" / cs.Const(MAGIC) * "the NumPy file signature",
+    "major" / cs.Int8ul * "format major version",
+    "minor" / cs.Int8ul * "format minor version",
+    "len_header" / cs.IfThenElse(cs.this.major == 1, cs.Int16ul, cs.Int32ul)
+    * "length of the header text",
+    "header" / cs.Bytes(cs.this.len_header) * "a Python dict literal: descr, fortran_order, shape",
+)
+
+T_NPY = declare("T-npy", "error", "npy.header", "npy.md#rules",
+                "a .npy header is whole and its text is a dict literal with a descr")
+
+
+def read(data) -> tuple[object, int]:
+    """``(descr, offset of the array data)`` of the .npy file in ``data``;
+    FormatError (rule T-npy) when the header is cut or unreadable."""
+    h = parse(NpyHeader, data, 0, "npy", rule=T_NPY.id)
+    ofs_text = len(MAGIC) + 2 + (2 if h.major == 1 else 4)
+    try:
+        return ast.literal_eval(h.header.decode("latin1"))["descr"], ofs_text + h.len_header
+    except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError) as e:
+        raise FormatError(f"unreadable .npy header: {e}", ofs_text, "npy.header",
+                          rule=T_NPY.id) from e
