@@ -24,9 +24,9 @@ from .codecs import filters as _filters
 from .codecs.registry import Codec, decoder_for
 from .errors import FormatError, Problem, UnsupportedError
 from .formats import chunk as fc
-from .formats import enums, parse
+from .formats import enums
 from .formats.chunk import ChunkView
-from .formats.rules import Collect, RaiseFirst, Sink, fail, run
+from .formats.rules import Collect, RaiseFirst, Sink, fail
 
 __all__ = ["Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
            "check_chunk", "MAX_NBYTES"]
@@ -124,13 +124,13 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     v.dict = None
     v.split = False
     v.ofs_dict = v.ofs_streams = v.overhead
-    run(fc.HEADER_RULES, v, mv, sink)
+    sink.run(fc.HEADER_RULES, v, mv)
     _read_extended(v, mv)
-    run(fc.FIELD_RULES, v, mv, sink)
+    sink.run(fc.FIELD_RULES, v, mv)
     if not sink.ok(*_STRUCTURAL) or (v.extended and n < fc.LEN_EXTENDED):
         return None
     if v.special:
-        run(fc.SPECIAL_RULES, v, mv, sink)
+        sink.run(fc.SPECIAL_RULES, v, mv)
         v.nblocks = 0 if v.nbytes == 0 else -(-v.nbytes // min(v.blocksize, v.nbytes))
         v.ofs_dict = v.ofs_streams = fc.LEN_EXTENDED
         return v
@@ -139,10 +139,10 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     elif v.nbytes:
         v.blocksize = min(v.hdr_blocksize, v.nbytes)       # C-Blosc2 clamps it
         v.nblocks = -(-v.nbytes // v.blocksize)
-    run(fc.BODY_SIZE_RULES, v, mv, sink)
+    sink.run(fc.BODY_SIZE_RULES, v, mv)
     if v.memcpyed or (v.nbytes == 0 and not v.vl):
         return v
-    run(fc.BSTARTS_FIT_RULES, v, mv, sink)
+    sink.run(fc.BSTARTS_FIT_RULES, v, mv)
     if not sink.ok("chunk.bstarts"):
         return None
     v.bstarts = list(fc.fast_bstarts(v.nblocks).unpack_from(mv, v.overhead))
@@ -152,16 +152,16 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     if v.lazy:
         return v                       # bstarts point into a frame, not here
     if v.use_dict:
-        run(fc.DICT_RULES, v, mv, sink)
+        sink.run(fc.DICT_RULES, v, mv)
         if not sink.ok("chunk.dict.dsize", "chunk.dict.dict"):
             return None
         dsize = fc.FAST_DSIZE.unpack_from(mv, v.ofs_dict)[0]
         start = v.ofs_dict + fc.FAST_DSIZE.size
         v.dict = bytes(mv[start:start + dsize])
         v.ofs_streams = start + dsize
-    run(fc.BSTART_RULES, v, mv, sink)
+    sink.run(fc.BSTART_RULES, v, mv)
     if not v.vl:
-        run(fc.SPLIT_RULES, v, mv, sink)
+        sink.run(fc.SPLIT_RULES, v, mv)
     return v
 
 
@@ -222,7 +222,7 @@ def parse_chunk(src) -> Chunk:
     """
     mv = _view(src)
     v = _read(mv)
-    header = parse(fc.Header, mv, 0, "chunk.header", rule="H7")
+    header = fc.parse_header(mv)
     value = bytes(mv[fc.LEN_EXTENDED:v.cbytes]) if v.special == 3 else None
     flist = [(enums.filter_name(f), m) for f, m in zip(v.slots, v.metas) if f]
     return Chunk(
@@ -306,7 +306,7 @@ def _pipeline(v: ChunkView, sink: Sink) -> list[tuple[Any, int, int]]:
 
 def _decodable(v: ChunkView, mv: memoryview, sink: Sink) -> None:
     """The checks every decode starts with (lazy, instrumented, codec format 7)."""
-    run(fc.DECODABLE_RULES, v, mv, sink)
+    sink.run(fc.DECODABLE_RULES, v, mv)
     if v.compformat == 7 and not v.memcpyed and not v.special:
         sink("codec format 7 is defined by a super-chunk, not by the chunk",
              fc.OFFSETS["chunk.header.flags.compformat"], "chunk.header.flags.compformat",

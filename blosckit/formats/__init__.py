@@ -15,7 +15,8 @@ import construct as cs
 
 from ..errors import FormatError
 
-__all__ = ["parse", "build", "fast_format", "field_offset", "field_offsets", "walk",
+__all__ = ["parse", "build", "fast_format", "fast_parser", "field_offset", "field_offsets",
+           "walk",
            "MissingContext", "ctx_get", "inner"]
 
 
@@ -183,6 +184,53 @@ def fast_format(con: cs.Construct, endian: str = "<") -> _struct.Struct:
     s = _struct.Struct(fmt)
     assert s.size == con.sizeof(), (fmt, con.sizeof())
     return s
+
+
+def _bit_fields(bits: cs.Construct) -> list[tuple[str, int, int, bool]]:
+    """``(name, shift, mask, is_flag)`` per field of a one-byte BitStruct,
+    most significant bits first as construct lays them out."""
+    out, shift = [], 8
+    for sub in inner(bits).subcons:
+        width = inner(sub).sizeof()
+        shift -= width
+        out.append((sub.name, shift, (1 << width) - 1, inner(sub) is cs.Flag))
+    return out
+
+
+def fast_parser(con: cs.Struct):
+    """A function ``(buf, offset) -> Container`` equal to ``con.parse`` of
+    the fixed-size Struct ``con`` (without construct's ``_io`` entry), built
+    from the declaration: ints and int arrays through :func:`fast_format`,
+    one-byte BitStructs split by their declared bit widths.  A hypothesis
+    test checks it against ``con.parse``; it exists because construct spends
+    some 200 us on a 32-byte header."""
+    fmt = fast_format(con)
+    plan: list[tuple[str, int, object]] = []     # (name, values taken, decoder)
+    for sub in inner(con).subcons:
+        sub_in = inner(sub)
+        if isinstance(sub_in, cs.Array):
+            plan.append((sub.name, sub_in.count, cs.ListContainer))
+        elif isinstance(sub_in, cs.Transformed):
+            fields = _bit_fields(sub_in.subcon)
+            plan.append((sub.name, 1, lambda b, f=fields: cs.Container(
+                (n, bool(b >> sh & m) if flag else b >> sh & m) for n, sh, m, flag in f)))
+        else:
+            plan.append((sub.name, 1, None))
+
+    def parse_fast(buf, offset: int = 0) -> cs.Container:
+        values = fmt.unpack_from(buf, offset)
+        out = cs.Container()
+        k = 0
+        for name, count, decode in plan:
+            if decode is cs.ListContainer:
+                out[name] = cs.ListContainer(values[k:k + count])
+            elif decode is None:
+                out[name] = values[k]
+            else:
+                out[name] = decode(values[k])     # type: ignore[operator]
+            k += count
+        return out
+    return parse_fast
 
 
 def field_offset(con: cs.Struct, name: str) -> int:

@@ -25,7 +25,7 @@ __all__ = ["Rule", "RULES", "rule", "declare", "RaiseFirst", "Collect", "run", "
 Check = Callable[[Any, Any, "Sink"], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     id: str
     severity: str                 # "error" | "warning"
@@ -88,6 +88,15 @@ class Sink:
         """No error so far on any of ``paths``."""
         return not (self.bad and any(p in self.bad for p in paths))
 
+    def run(self, rules: tuple[Rule, ...], view: Any, src: Any) -> None:
+        """Run ``rules`` in order on ``view`` (read from ``src``), skipping
+        those whose needed fields already have an error."""
+        for r in rules:
+            if self.bad and not self.ok(*r.needs):
+                continue
+            self.current = r
+            r.check(view, src, self)    # type: ignore[misc]
+
 
 class RaiseFirst(Sink):
     """The reader's sink: the first error raises (warnings are not the
@@ -97,6 +106,13 @@ class RaiseFirst(Sink):
     def add(self, r: Rule, offset: int, path: str, message: str) -> None:
         if r.severity == "error":
             fail(r, offset, path, message)
+
+    def run(self, rules: tuple[Rule, ...], view: Any, src: Any) -> None:
+        # nothing is ever marked bad here (the first error raises), so the
+        # loop skips the gating: this is the reader's hot path
+        for r in rules:
+            self.current = r
+            r.check(view, src, self)    # type: ignore[misc]
 
 
 class Collect(Sink):
@@ -120,13 +136,8 @@ class Collect(Sink):
 
 
 def run(rules: tuple[Rule, ...], view: Any, src: Any, sink: Sink) -> None:
-    """Run ``rules`` in order on ``view`` (read from ``src``), skipping those
-    whose needed fields already have an error."""
-    for r in rules:
-        if sink.bad and not sink.ok(*r.needs):
-            continue
-        sink.current = r
-        r.check(view, src, sink)    # type: ignore[misc]
+    """Run ``rules`` on ``view`` into ``sink`` (see :meth:`Sink.run`)."""
+    sink.run(rules, view, src)
 
 
 def fail(r: Rule | str, offset: int, path: str | None, message: str) -> NoReturn:
