@@ -76,7 +76,11 @@ def _per_call_data(size: int) -> bytes:
 
 
 def per_call_table(repeat: int) -> None:
-    """Per-call cost on small chunks: frames hold thousands of them."""
+    """Per-call cost on small chunks: frames hold thousands of them.  A
+    sample is ~2 MiB of work (a millisecond or two), so many are taken: the
+    best of few is at the mercy of this machine's drift at the microsecond
+    scale."""
+    repeat = max(repeat, 25)
     prev = blosc2.set_nthreads(1)
     print(f"decompress per call, typesize 4, shuffle, clevel 5, nthreads=1, us per call "
           f"(best of {repeat}, timed alternately); b2 = blosc2.decompress, C-Blosc2's "
@@ -92,6 +96,8 @@ def per_call_table(repeat: int) -> None:
                                          codec=getattr(blosc2.Codec, codec.upper()),
                                          filters=[blosc2.Filter.SHUFFLE], nthreads=1)
                 assert blosckit.decompress(chunk) == data
+                best_pair(_looped(lambda: blosckit.decompress(chunk), times),   # warm-up
+                          _looped(lambda: blosc2.decompress(chunk), times), 3)
                 t_bk, t_b2 = best_pair(_looped(lambda: blosckit.decompress(chunk), times),
                                        _looped(lambda: blosc2.decompress(chunk), times), repeat)
                 _, t_d2 = best_pair(_looped(lambda: blosckit.decompress(chunk), times),

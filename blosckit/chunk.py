@@ -786,9 +786,8 @@ def check_chunk(src, *, deep: bool = True) -> list[Problem]:
     _decodable(v, mv, sink)
     if v.special or v.memcpyed or v.nbytes == 0 or v.lazy or not sink.ok(*_DECODE_NEEDS):
         return sink.problems
-    dec = _Decoder(v, mv, sink)
-    if not deep or not sink.ok("chunk.header.extended.filters[]") or any(
-            p.rule == fc.T_FILTER.id for p in sink.problems):
+    dec = _Decoder(v, mv, sink)        # reports unknown filters (T-filter)
+    if not deep or not sink.ok(fc.T_FILTER.path):
         return sink.problems
     try:
         _check_blocks(v, dec, sink)
