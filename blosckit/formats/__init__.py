@@ -205,7 +205,7 @@ def fast_parser(con: cs.Struct):
     test checks it against ``con.parse``; it exists because construct spends
     some 200 us on a 32-byte header."""
     fmt = fast_format(con)
-    plan: list[tuple[str, int, object]] = []     # (name, values taken, decoder)
+    plan: list[tuple[str, int, Any]] = []     # (name, values taken, decoder)
     for sub in inner(con).subcons:
         sub_in = inner(sub)
         if isinstance(sub_in, cs.Array):
@@ -227,7 +227,7 @@ def fast_parser(con: cs.Struct):
             elif decode is None:
                 out[name] = values[k]
             else:
-                out[name] = decode(values[k])     # type: ignore[operator]
+                out[name] = decode(values[k])
             k += count
         return out
     return parse_fast
