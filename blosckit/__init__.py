@@ -1,4 +1,4 @@
-"""blosckit: read, validate and build every Blosc1/Blosc2 chunk.
+"""blosckit: read, validate and build every Blosc1/Blosc2 chunk and frame.
 
 The public API is listed in ``__all__``; the declared structures stay reachable
 as ``blosckit.formats.chunk.<name>``.  ``blosckit.strategies`` (hypothesis) is
@@ -10,6 +10,8 @@ from .buildinfo import native_info
 from .chunk import Chunk, chunk_sizes, decompress, decompress_into, getitem, parse_chunk
 from .compress import build_chunk, compress, compress_special, compress_vlblocks
 from .errors import FormatError, Problem, UnsupportedError
+from .frame import Frame, open_frame
+from .frame_build import build_frame, compress_frame, to_sframe
 from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
 from .validate import validate
 
@@ -20,6 +22,7 @@ __all__ = [
     "Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
     "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
+    "Frame", "open_frame", "build_frame", "compress_frame", "to_sframe",
     "validate", "native_info",
     "__version__",
 ]

@@ -15,8 +15,9 @@ import construct as cs
 
 from ..errors import FormatError
 
-__all__ = ["parse", "build", "fast_format", "fast_parser", "field_offset", "field_offsets",
-           "walk",
+__all__ = ["parse", "build", "fast_format", "fast_parser", "ConstMismatch", "field_offset",
+           "field_offsets",
+           "walk", "FlatLayout",
            "MissingContext", "ctx_get", "inner"]
 
 
@@ -92,6 +93,16 @@ def parse(con: cs.Construct, buf, offset: int = 0, path: str = "", *, rule: str,
                           len(mv), path, rule=rule)
     stream = _ViewStream(mv, offset)
     try:
+        return _parse_stream(con, stream, mv, path, rule, context)
+    finally:
+        # construct keeps the stream in every parsed Container (``_io``): let
+        # go of the buffer, so a parsed header does not pin a file mapping
+        stream.mv = _EMPTY
+
+
+def _parse_stream(con, stream: _ViewStream, mv: memoryview, path: str, rule: str,
+                  context: dict) -> Any:
+    try:
         return con.parse_stream(stream, **context)
     except MissingContext:
         raise
@@ -102,6 +113,9 @@ def parse(con: cs.Construct, buf, offset: int = 0, path: str = "", *, rule: str,
         raise FormatError(_message(e), stream.last, _join(path, e), rule=rule) from e
     except Exception as e:   # a context lambda or adapter choking on hostile values
         raise FormatError(f"{type(e).__name__}: {e}", stream.last, path, rule=rule) from e
+
+
+_EMPTY = memoryview(b"")
 
 
 def build(con: cs.Construct, obj: Any, path: str = "", **context: Any) -> bytes:
@@ -197,40 +211,134 @@ def _bit_fields(bits: cs.Construct) -> list[tuple[str, int, int, bool]]:
     return out
 
 
-def fast_parser(con: cs.Struct):
-    """A function ``(buf, offset) -> Container`` equal to ``con.parse`` of
-    the fixed-size Struct ``con`` (without construct's ``_io`` entry), built
-    from the declaration: ints and int arrays through :func:`fast_format`,
-    one-byte BitStructs split by their declared bit widths.  A hypothesis
-    test checks it against ``con.parse``; it exists because construct spends
-    some 200 us on a 32-byte header."""
-    fmt = fast_format(con)
-    plan: list[tuple[str, int, Any]] = []     # (name, values taken, decoder)
+class ConstMismatch(Exception):
+    """A constant of the declaration differs in the input (the caller then
+    parses with construct to name the field)."""
+
+
+def _compile(con: cs.Construct) -> tuple[str, Any]:
+    """``(struct codes, decode)`` for a fixed-size Struct: ``decode(values,
+    k)`` turns the unpacked values from index ``k`` on into a Container and
+    returns ``(container, next k)``."""
+    steps: list[tuple[str, int, Any]] = []
+    codes = ""
     for sub in inner(con).subcons:
         sub_in = inner(sub)
-        if isinstance(sub_in, cs.Array):
-            plan.append((sub.name, sub_in.count, cs.ListContainer))
+        if isinstance(sub_in, cs.Struct):
+            sub_codes, sub_decode = _compile(sub_in)
+            codes += sub_codes
+            steps.append((sub.name, -1, sub_decode))
+        elif isinstance(sub_in, cs.Const):
+            codes += f"{len(sub_in.value)}s"
+            steps.append((sub.name, 1, ("const", sub_in.value)))
+        elif isinstance(sub_in, cs.Array):
+            codes += _code(sub_in)
+            steps.append((sub.name, sub_in.count, cs.ListContainer))
         elif isinstance(sub_in, cs.Transformed):
+            codes += "B"
             fields = _bit_fields(sub_in.subcon)
-            plan.append((sub.name, 1, lambda b, f=fields: cs.Container(
+            steps.append((sub.name, 1, lambda b, f=fields: cs.Container(
                 (n, bool(b >> sh & m) if flag else b >> sh & m) for n, sh, m, flag in f)))
         else:
-            plan.append((sub.name, 1, None))
+            codes += _code(sub_in)
+            steps.append((sub.name, 1, None))
 
-    def parse_fast(buf, offset: int = 0) -> cs.Container:
-        values = fmt.unpack_from(buf, offset)
+    def decode(values: tuple, k: int) -> tuple[cs.Container, int]:
         out = cs.Container()
-        k = 0
-        for name, count, decode in plan:
-            if decode is cs.ListContainer:
+        for name, count, how in steps:
+            if count == -1:
+                out[name], k = how(values, k)
+                continue
+            if how is None:
+                out[name] = values[k]
+            elif how is cs.ListContainer:
                 out[name] = cs.ListContainer(values[k:k + count])
-            elif decode is None:
+            elif isinstance(how, tuple):
+                if values[k] != how[1]:
+                    raise ConstMismatch(name)
                 out[name] = values[k]
             else:
-                out[name] = decode(values[k])
+                out[name] = how(values[k])
             k += count
-        return out
+        return out, k
+    return codes, decode
+
+
+def fast_parser(con: cs.Struct, endian: str = "<"):
+    """A function ``(buf, offset) -> Container`` equal to ``con.parse`` of
+    the fixed-size Struct ``con`` (without construct's ``_io`` entries),
+    built from the declaration: ints and int arrays, constants, nested
+    Structs and one-byte BitStructs (split by their declared bit widths).
+    A constant that differs raises :class:`ConstMismatch`.  Hypothesis
+    tests check it against ``con.parse``; it exists because construct
+    spends some 200 us on a 32-byte header."""
+    codes, decode = _compile(con)
+    fmt = _struct.Struct(endian + codes)
+    assert fmt.size == con.sizeof(), (codes, con.sizeof())
+
+    def parse_fast(buf, offset: int = 0) -> cs.Container:
+        return decode(fmt.unpack_from(buf, offset), 0)[0]
+    parse_fast.size = fmt.size      # type: ignore[attr-defined]
     return parse_fast
+
+
+class FlatLayout:
+    """A fixed-size Struct read as one flat tuple (one ``struct`` call),
+    derived from the declaration: ``index`` maps each field path
+    (``"general_flags.version"``) to its place; constants are checked by
+    position (:class:`ConstMismatch`); bit fields are cut from their byte.
+    For hot paths that need a few fields, not a Container."""
+
+    def __init__(self, con: cs.Construct, endian: str = "<"):
+        self.index: dict[str, tuple[int, int, int]] = {}     # path -> (pos, shift, mask)
+        consts: list[tuple[int, bytes]] = []
+        self._n = 0                   # values laid out so far
+        codes = self._walk(con, "", consts)
+        self.struct = _struct.Struct(endian + codes)
+        assert self.struct.size == con.sizeof()
+        self.const_pos = tuple(p for p, _ in consts)
+        self.const_val = tuple(v for _, v in consts)
+
+    def _walk(self, con: cs.Construct, prefix: str, consts: list) -> str:
+        codes = ""
+        for sub in inner(con).subcons:
+            sub_in = inner(sub)
+            name = prefix + sub.name
+            pos = self._n
+            if isinstance(sub_in, cs.Struct):
+                codes += self._walk(sub_in, name + ".", consts)
+                continue
+            if isinstance(sub_in, cs.Const):
+                consts.append((pos, sub_in.value))
+                code = f"{len(sub_in.value)}s"
+            elif isinstance(sub_in, cs.Transformed):
+                for bname, shift, mask, _flag in _bit_fields(sub_in.subcon):
+                    self.index[f"{name}.{bname}"] = (pos, shift, mask)
+                code = "B"
+            else:
+                code = _code(sub_in)
+            codes += code
+            count = len(_struct.Struct("<" + code).unpack(bytes(_struct.calcsize("<" + code))))
+            self._n += count
+            # arrays: (first value, how many, -2); plain values: (place, 0, -1)
+            self.index[name] = (pos, count, -2) if isinstance(sub_in, cs.Array) else (pos, 0, -1)
+        return codes
+
+    def read(self, buf, offset: int = 0) -> tuple:
+        """The flat values; ConstMismatch when a constant differs."""
+        values = self.struct.unpack_from(buf, offset)
+        if tuple(values[p] for p in self.const_pos) != self.const_val:
+            raise ConstMismatch("a constant differs")
+        return values
+
+    def getter(self, path: str):
+        """A function ``values -> the field's value`` (bit fields cut out)."""
+        pos, shift, mask = self.index[path]
+        if mask == -1:
+            return lambda values: values[pos]
+        if mask == -2:                  # an array: shift holds its length
+            return lambda values: list(values[pos:pos + shift])
+        return lambda values: (values[pos] >> shift) & mask
 
 
 def field_offset(con: cs.Struct, name: str) -> int:
@@ -315,4 +423,4 @@ def walk(con: cs.Construct, obj: Any, path: str, offset: int, select=None):
 
 # Every declaration module registers its rules on import: load them all, so
 # the registry is whole whatever a caller imports first.
-from . import chunk, npy  # noqa: E402,F401
+from . import chunk, frame, npy  # noqa: E402,F401

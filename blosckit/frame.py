@@ -1,0 +1,585 @@
+"""Reading Blosc2 frames: contiguous frames (bytes or a file) and sparse
+frames (a directory), every header layout.
+
+``open_frame`` reads the header, the offsets index and the trailer only; a
+file is mapped, not read, so opening a 10 GB frame touches a few pages.
+Chunks are parsed and decoded when asked for, and every error inside a
+chunk is the chunk reader's own error relocated to the frame (offset in the
+frame, path ``frame.chunks[i]...``).  Structures come from
+:mod:`blosckit.formats.frame`; its rules run here into a sink, as the chunk
+rules do in :mod:`blosckit.chunk`.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+import struct
+from pathlib import Path
+from typing import Any, Iterator
+
+import msgpack
+
+from . import chunk as _chunk
+from .compress import compress_special
+from .errors import FormatError
+from .formats import ConstMismatch, enums, parse
+from .formats import frame as ff
+from .formats.rules import RaiseFirst, Sink, fail
+
+__all__ = ["Frame", "B2nd", "open_frame"]
+
+_OFFSET = struct.Struct("<q")
+_SPECIAL_TOP = {1: "zeros", 2: "nan", 4: "uninit"}
+
+
+class FrameView:
+    """The header's fields the rules and the reader use (see formats/frame.py)."""
+    __slots__ = ("n", "layout", "sparse", "version", "frame_type", "offsets_size",
+                 "header_len", "frame_len", "nbytes", "cbytes", "typesize", "blocksize",
+                 "chunksize", "nfilters", "has_vlmetalayers_byte", "codec", "clevel",
+                 "udcodec", "filters", "filters_meta", "filter_shuffle")
+    n: int                      # bytes available
+    layout: int                 # header elements: 14, or 13 / 12 / 11 (older layouts)
+    sparse: bool                # the index file of a sparse frame
+    version: int
+    frame_type: int
+    offsets_size: int
+    header_len: int
+    frame_len: int
+    nbytes: int
+    cbytes: int
+    typesize: int
+    blocksize: int
+    chunksize: int
+    nfilters: int
+    has_vlmetalayers_byte: int
+    codec: int
+    clevel: int
+    udcodec: int
+    filters: list[int]
+    filters_meta: list[int]
+    filter_shuffle: int
+
+
+# Field -> getter over a layout's flat values (None: the layout lacks it).
+_GET = {n: {name: (lay.getter(path) if path in lay.index else None)
+            for name, path in (
+                ("version", "general_flags.version"),
+                ("offsets_size", "general_flags.offsets_size"),
+                ("frame_type", "frame_type"), ("header_len", "header_len"),
+                ("frame_len", "frame_len"), ("nbytes", "nbytes"), ("cbytes", "cbytes"),
+                ("typesize", "typesize"), ("blocksize", "blocksize"),
+                ("chunksize", "chunksize"), ("nfilters", "filter_pipeline.nfilters"),
+                ("has_vlmetalayers_byte", "has_vlmetalayers"),
+                ("codec", "codec_flags.codec"), ("clevel", "codec_flags.clevel"),
+                ("udcodec", "filter_pipeline.udcodec"),
+                ("filters", "filter_pipeline.filters"),
+                ("filters_meta", "filter_pipeline.filters_meta"),
+                ("filter_shuffle", "filter_flags.shuffle"))}
+        for n, lay in ff.FLAT_HEADERS.items()}
+_DEFAULTS = {"frame_type": 0, "blocksize": 0, "nfilters": 0, "udcodec": 0, "filters": [],
+             "filters_meta": [], "filter_shuffle": 0}
+
+
+def _view(src) -> memoryview:
+    mv = memoryview(src)
+    return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
+
+
+def _read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView:
+    """The header's view, read through the flat layout derived from its
+    declaration (construct reads it instead where a marker differs or the
+    input ends, to name the field); rules run into ``sink``."""
+    n = len(mv)
+    layout = ff.header_layout(mv[0]) if n else None
+    if layout is None:
+        fail(ff.F_LAYOUT, 0, None,
+             "not a Blosc2 frame: no header fixarray of 11..14 elements"
+             if n else "empty input: a frame starts with its header")
+    try:
+        values = ff.FLAT_HEADERS[layout].read(mv, 0)
+    except (ConstMismatch, struct.error):
+        # construct raises the FormatError naming the marker or the cut
+        parse(ff.FRAME_HEADERS[layout], mv, 0, "frame.header", rule=ff.F_MARKER.id)
+        fail(ff.F_MARKER, 0, None, "the header's markers disagree with its layout")
+    v = FrameView()
+    v.n, v.layout, v.sparse = n, layout, sparse
+    for name, get in _GET[layout].items():
+        setattr(v, name, get(values) if get is not None else _DEFAULTS[name])
+    sink.run(ff.HEADER_RULES, v, mv)
+    return v
+
+
+def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
+                at: dict[str, int] | None = None) -> dict[str, bytes]:
+    """The metalayer section at ``start`` (values at offsets from ``base``,
+    everything inside ``mv[:limit]``): name -> the value's raw bytes; ``at``
+    receives where each value's bytes start.  Read through the fast paths
+    derived from the declarations; on any mismatch construct reads it again
+    to name the field that is wrong."""
+    scope = mv[:limit]
+    try:
+        entries = _meta_index_fast(scope, start)
+    except (ConstMismatch, struct.error, IndexError):
+        # construct raises the FormatError naming the field (or, should the
+        # two ever disagree, its reading is the declaration's)
+        m = parse(ff.Metalayers, scope, start, root, rule=ff.F_META.id)
+        entries = [(e.name_marker, e.name, e.offset) for e in m.index]
+    if len(entries) > ff.MAX_METALAYERS:
+        fail(ff.F_META, start + 5, f"{root}.num_metalayers",
+             f"{len(entries)} metalayers, at most {ff.MAX_METALAYERS}")
+    out: dict[str, bytes] = {}
+    for k, (marker, raw_name, offset) in enumerate(entries):
+        if marker & 0xE0 != 0xA0:
+            fail(ff.F_META, start, f"{root}.index[{k}].name_marker",
+                 f"byte {marker:#04x} where a msgpack fixstr belongs")
+        name = raw_name.decode("utf-8", "replace")
+        path = f"{root}[{name!r}]"
+        ofs = base + offset
+        if not 0 <= ofs < limit:
+            fail(ff.F_META, start, path,
+                 f"value offset {offset} points outside the section (0..{limit - base})")
+        head = _fast_or_parse(ff.FAST_VALUE_HEAD, ff.MetaValue, scope, ofs, path, ff.F_META.id)
+        end = ofs + ff.LEN_META_VALUE_HEAD + head.len_content
+        if end > limit:       # construct says where the value's bytes run out
+            parse(ff.MetaValue, scope, ofs, path, rule=ff.F_META.id)
+        content = bytes(scope[ofs + ff.LEN_META_VALUE_HEAD:end])
+        out[name] = content
+        if at is not None:
+            at[name] = ofs + ff.LEN_META_VALUE_HEAD
+    return out
+
+
+def _meta_index_fast(scope: memoryview, start: int) -> list[tuple[int, bytes, int]]:
+    """``(name marker, name, offset)`` per index entry, through the fast
+    parsers of the declaration's fixed parts."""
+    head = ff.FAST_META_HEAD(scope, start)
+    pos = start + ff.FAST_META_HEAD.size
+    entries = []
+    for _ in range(head.num_metalayers):
+        marker = scope[pos]
+        n = marker & 0x1F
+        name = bytes(scope[pos + 1:pos + 1 + n])
+        if len(name) != n:
+            raise struct.error("name runs past the section")
+        tail = ff.FAST_ENTRY_TAIL(scope, pos + 1 + n)
+        entries.append((marker, name, tail.offset))
+        pos += 1 + n + ff.FAST_ENTRY_TAIL.size
+    ff.FAST_VALUES_HEAD(scope, pos)
+    return entries
+
+
+def _fast_or_parse(fast, con, mv: memoryview, offset: int, path: str, rule: str):
+    """``fast(mv, offset)``, a parser derived from ``con``; where it refuses
+    (a constant differs, the input ends) construct reads ``con`` to raise
+    the FormatError that names the field."""
+    try:
+        return fast(mv, offset)
+    except (ConstMismatch, struct.error):
+        return parse(con, mv, offset, path, rule=rule)
+
+
+def _trailer_start(mv: memoryview, v: FrameView) -> int:
+    """Where the trailer starts, from its length at the end of the frame."""
+    n = v.frame_len
+    if n < ff.LEN_TRAILER_TAIL + v.header_len:
+        fail(ff.F_TRAILER, len(mv), None, "the frame ends before its trailer")
+    tail = _fast_or_parse(ff.FAST_TRAILER_TAIL, ff.TrailerTail, mv, n - ff.LEN_TRAILER_TAIL,
+                          "frame.trailer", ff.F_TRAILER.id)
+    if not ff.MIN_TRAILER_LEN <= tail.trailer_len <= n - v.header_len:
+        fail(ff.F_TRAILER, n - ff.LEN_TRAILER_TAIL + 1, "frame.trailer.trailer_len",
+             f"trailer length {tail.trailer_len} is outside {ff.MIN_TRAILER_LEN}.."
+             f"{n - v.header_len}")
+    start = n - tail.trailer_len
+    _fast_or_parse(ff.FAST_TRAILER_HEAD, ff.TrailerHead, mv, start, "frame.trailer",
+                   ff.F_TRAILER.id)
+    return start
+
+
+def _relocated(e: FormatError, base: int, root: str) -> FormatError:
+    return e.relocated(base, root)
+
+
+class B2nd:
+    """The ``b2nd`` metalayer of an NDArray frame: shape, chunkshape,
+    blockshape, dtype (a NumPy dtype string) and the array itself."""
+
+    def __init__(self, frame: Frame, raw: bytes, at: int = 0):
+        try:
+            meta = msgpack.unpackb(raw, strict_map_key=False)
+            version, ndim, shape, chunkshape, blockshape, dtype_format, dtype = meta[:7]
+            self.shape = tuple(int(x) for x in shape)
+            self.chunkshape = tuple(int(x) for x in chunkshape)
+            self.blockshape = tuple(int(x) for x in blockshape)
+            self.dtype = dtype if isinstance(dtype, str) else dtype.decode()
+        except Exception as e:     # msgpack or shape errors on hostile bytes
+            raise FormatError(f"unreadable b2nd metalayer: {e}", at,
+                              "frame.metalayers['b2nd']", rule=ff.B2ND_RULE.id) from e
+        self.version, self.dtype_format = version, dtype_format
+        self.ndim = ndim
+        if not (ndim == len(self.shape) == len(self.chunkshape) == len(self.blockshape)) \
+                or any(c <= 0 or b <= 0 or b > c for c, b in zip(self.chunkshape,
+                                                                  self.blockshape)) \
+                or any(s < 0 for s in self.shape):
+            raise FormatError("b2nd shape, chunkshape and blockshape disagree", at,
+                              "frame.metalayers['b2nd']", rule=ff.B2ND_RULE.id)
+        self._frame = frame
+
+    def read(self) -> bytes:
+        """The array's items in C order (bytes), the chunk and block grid undone."""
+        f = self._frame
+        ts = f.typesize
+        shape, cshape, bshape = self.shape, self.chunkshape, self.blockshape
+        total = 1
+        for s in shape:
+            total *= s
+        out = bytearray(total * ts)
+        if total == 0:
+            return bytes(out)
+        grid = [-(-s // c) for s, c in zip(shape, cshape)]
+        for ci, corner in enumerate(_grid(grid)):
+            data = memoryview(f.decompress_chunk(ci))
+            origin = [k * c for k, c in zip(corner, cshape)]
+            _place_chunk(out, data, shape, cshape, bshape, origin, ts)
+        return bytes(out)
+
+
+def _grid(counts: list[int]) -> Iterator[tuple[int, ...]]:
+    """Indexes of an n-d grid in C order."""
+    idx = [0] * len(counts)
+    total = 1
+    for c in counts:
+        total *= c
+    for _ in range(total):
+        yield tuple(idx)
+        for d in range(len(counts) - 1, -1, -1):
+            idx[d] += 1
+            if idx[d] < counts[d]:
+                break
+            idx[d] = 0
+
+
+def _strides(shape) -> list[int]:
+    st, acc = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        st[d] = acc
+        acc *= shape[d]
+    return st
+
+
+def _place_chunk(out: bytearray, data: memoryview, shape, cshape, bshape, origin, ts: int):
+    """Copy one chunk's items (blocks in C order over the chunk, each block's
+    items in C order over the block shape) into the C-order array ``out``,
+    row by row, leaving out the padding of edge chunks and blocks."""
+    nd = len(shape)
+    bgrid = [-(-c // b) for c, b in zip(cshape, bshape)]
+    bitems = 1
+    for b in bshape:
+        bitems *= b
+    astr = _strides(shape)
+    bstr = _strides(bshape)
+    for bi, bcorner in enumerate(_grid(bgrid)):
+        bbase = bi * bitems
+        start = [o + k * b for o, k, b in zip(origin, bcorner, bshape)]
+        # the part of this block inside the array (edge blocks are padded)
+        extent = [max(0, min(b, s - st)) for b, s, st in zip(bshape, shape, start)]
+        if 0 in extent:
+            continue
+        width = extent[-1] * ts
+        for rcorner in _grid(extent[:-1] + [1]) if nd > 1 else [(0,)]:
+            src = bbase + sum(r * s for r, s in zip(rcorner[:-1], bstr[:-1]))
+            dst = sum((st + r) * s for st, r, s in zip(start[:-1], rcorner[:-1], astr[:-1]))
+            dst += start[-1]
+            out[dst * ts:dst * ts + width] = data[src * ts:src * ts + width]
+
+
+class _Offsets:
+    """The decoded offsets index, read entry by entry (a 10,000-chunk frame
+    opens without building a 10,000-item list)."""
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes):
+        self.raw = raw
+
+    def __len__(self) -> int:
+        return len(self.raw) // _OFFSET.size
+
+    def __getitem__(self, i: int) -> int:
+        return _OFFSET.unpack_from(self.raw, i * _OFFSET.size)[0]
+
+    def __iter__(self) -> Iterator[int]:
+        return (x[0] for x in _OFFSET.iter_unpack(self.raw))
+
+
+class Frame:
+    """An open Blosc2 frame (see :func:`open_frame`).  A context manager."""
+
+    def __init__(self, mv: memoryview, *, directory: Path | None = None,
+                 closer: Any = None):
+        self._mv = mv
+        self._dir = directory
+        self._closer = closer
+        sparse = directory is not None
+        self._v = v = _read_header(mv, RaiseFirst(), sparse)
+        self._header = None
+        self.layout = v.layout
+        self.version = v.version
+        self.typesize = v.typesize
+        self.chunksize = v.chunksize
+        self.blocksize = v.blocksize
+        self.nbytes = v.nbytes
+        self.cbytes = v.cbytes
+        self.header_len = v.header_len
+        # a fixed chunk size gives the count; 0 (chunks of varying size):
+        # the offsets index does
+        self.nchunks = -(-v.nbytes // v.chunksize) if v.chunksize > 0 and v.nbytes else 0
+        code = v.codec
+        if code == enums.COMPFORMAT_UDCODEC and v.layout >= 13:
+            code = v.udcodec
+        self.codec = enums.codec_name(code)
+        self.clevel = v.clevel
+        if v.layout >= 13:
+            self.filters = [(enums.filter_name(f), m) for f, m in
+                            zip(v.filters, v.filters_meta) if f]
+        else:       # the older layouts keep one shuffle choice in filter_flags
+            self.filters = [(enums.filter_name(v.filter_shuffle), 0)] if v.filter_shuffle else []
+        self.metalayers: dict[str, bytes] = {}
+        self._meta_at: dict[str, int] = {}
+        if v.layout in ff.LAYOUT_WITH_METALAYERS:
+            self.metalayers = _metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
+                                          "frame.metalayers", self._meta_at)
+        self._trailer = _trailer_start(mv, v)
+        self._vlraw = _metalayers(mv, self._trailer + ff.TrailerHead.sizeof(), v.frame_len,
+                                  self._trailer, "frame.trailer.vlmetalayers")
+        self._index = self._index_span()
+        self._offsets_read: _Offsets | None = None
+        if v.chunksize == 0 and v.nbytes:
+            self._offsets             # chunks of varying size: the index counts them
+        self._b2nd: B2nd | None = None
+
+    @property
+    def header(self):
+        """The fixed header as a construct Container (parsed on first use)."""
+        if self._header is None:
+            self._header = ff.FAST_HEADERS[self.layout](self._mv, 0)
+        return self._header
+
+    @property
+    def b2nd(self) -> B2nd | None:
+        """The ``b2nd`` metalayer read (None for a frame without one);
+        FormatError (rule F-b2nd) when it is malformed."""
+        if self._b2nd is None and "b2nd" in self.metalayers:
+            self._b2nd = B2nd(self, self.metalayers["b2nd"], self._meta_at["b2nd"])
+        return self._b2nd
+
+    # -- the offsets index
+    def _index_span(self) -> tuple[int, int]:
+        """Where the offsets index lies; its header is checked now, its
+        entries are decoded on first use."""
+        v = self._v
+        start = v.header_len + (0 if self._dir is not None else v.cbytes)
+        end = self._trailer
+        if v.nbytes == 0 and end == start:
+            return start, end
+        if not v.header_len <= start < end:
+            fail(ff.F_INDEX, min(start, len(self._mv)), None,
+                 f"no room for the offsets index between {start} and the trailer at {end}")
+        try:
+            nbytes, cbytes, _ = _chunk.chunk_sizes(self._mv[start:end])
+        except FormatError as e:
+            raise _relocated(e, start, "frame.offsets") from None
+        if cbytes != end - start or (v.chunksize > 0 and nbytes != 8 * self.nchunks):
+            fail(ff.F_INDEX, start + 4, "frame.offsets",
+                 f"the index chunk ({cbytes} bytes for {nbytes // 8} offsets) does not fill "
+                 f"the {end - start} bytes before the trailer with {self.nchunks} offsets")
+        return start, end
+
+    @property
+    def _offsets(self) -> _Offsets:
+        if self._offsets_read is None:
+            self._offsets_read = self._read_offsets()
+        return self._offsets_read
+
+    def _read_offsets(self) -> _Offsets:
+        v = self._v
+        start, end = self._index
+        if v.nbytes == 0 and end == start:
+            return _Offsets(b"")
+        try:
+            raw = _chunk.decompress(self._mv[start:end], max_nbytes=8 * (end - start) * 256)
+        except FormatError as e:
+            raise _relocated(e, start, "frame.offsets") from None
+        if v.chunksize == 0 and v.nbytes:
+            self.nchunks = len(raw) // 8
+        if len(raw) != 8 * self.nchunks:
+            fail(ff.F_INDEX, start + 4, "frame.offsets",
+                 f"the index holds {len(raw) // 8} offsets for {self.nchunks} chunks")
+        return _Offsets(raw)
+
+    @property
+    def offsets(self) -> list[int | str]:
+        """Each chunk's offset (from the end of the header; for an sframe the
+        chunk file number), or "zeros" / "nan" / "uninit" for special chunks."""
+        return [self._kind(i) if o < 0 else o for i, o in enumerate(self._offsets)]
+
+    def _special(self, i: int) -> str | None:
+        o = self._offsets[i]
+        if o >= 0:
+            return None
+        kind = _SPECIAL_TOP.get((o >> 56) & 0x07)
+        if kind is None:
+            fail(ff.F_SPECIAL, self._index_offset(i), f"frame.offsets[{i}]",
+                 f"special offset {o & (2**64 - 1):#x} names no special kind")
+        return kind
+
+    def _kind(self, i: int) -> str:
+        """The special kind of chunk ``i``, whose offset is negative."""
+        kind = self._special(i)
+        assert kind is not None      # _special raises for a negative offset it cannot name
+        return kind
+
+    def _index_offset(self, i: int) -> int:
+        return self._index[0]
+
+    def _chunk_nbytes(self, i: int) -> int | None:
+        """Chunk ``i``'s uncompressed size, None when chunks vary in size."""
+        if self.chunksize <= 0:
+            return None
+        if i == self.nchunks - 1 and self.nbytes % self.chunksize:
+            return self.nbytes % self.chunksize
+        return self.chunksize
+
+    def _check_index(self, i: int) -> int:
+        i = _chunk._index("chunk index", i)
+        if not 0 <= i < self.nchunks:
+            raise IndexError(f"chunk {i} of a frame with {self.nchunks} chunks")
+        return i
+
+    # -- chunks
+    def chunk(self, i: int) -> bytes:
+        """Chunk ``i`` as stored (a special offset comes back as the
+        equivalent special chunk)."""
+        i = self._check_index(i)
+        kind = self._special(i)
+        if kind is not None:
+            return compress_special(kind, self._chunk_nbytes(i) or 0, typesize=self.typesize
+                                    if kind != "nan" or self.typesize in (4, 8) else 4)
+        base, view = self._chunk_view(i)
+        return bytes(view)
+
+    def _chunk_view(self, i: int) -> tuple[int, memoryview]:
+        o = self._offsets[i]
+        if self._dir is not None:
+            path = self._dir / ff.chunk_file_name(o)
+            try:
+                return 0, memoryview(path.read_bytes())
+            except OSError as e:
+                fail(ff.F_SFRAME, self._index_offset(i), f"frame.chunks[{i}]",
+                     f"chunk file {path.name} cannot be read: {e.strerror}")
+        v = self._v
+        start = v.header_len + o
+        section_end = v.header_len + v.cbytes
+        if not v.header_len <= start <= section_end - 16:
+            fail(ff.F_OFFSET, self._index_offset(i), f"frame.offsets[{i}]",
+                 f"offset {o} is outside the chunks section (0..{v.cbytes - 16})")
+        try:
+            cbytes = _chunk.chunk_sizes(self._mv[start:start + 16])[1]
+        except FormatError as e:
+            raise _relocated(e, start, f"frame.chunks[{i}]") from None
+        if not 16 <= cbytes <= section_end - start:
+            fail(ff.F_CHUNK, start + 12, f"frame.chunks[{i}].header.cbytes",
+                 f"chunk of {cbytes} bytes at {start} runs past the chunks section "
+                 f"({section_end})")
+        return start, self._mv[start:start + cbytes]
+
+    def decompress_chunk(self, i: int, *, nthreads: int = 1) -> bytes:
+        """The data of chunk ``i`` (bytes)."""
+        i = self._check_index(i)
+        kind = self._special(i)
+        size = self._chunk_nbytes(i)
+        if kind is not None:
+            if size is None:
+                fail(ff.F_SPECIAL, self._index_offset(i), f"frame.offsets[{i}]",
+                     "a special offset in a frame whose chunks vary in size")
+            return _special_bytes(kind, size, self.typesize)
+        base, view = self._chunk_view(i)
+        try:
+            data = _chunk.decompress(view, nthreads=nthreads,
+                                     max_nbytes=_chunk.MAX_NBYTES if size is None else size)
+        except FormatError as e:
+            raise _relocated(e, base, f"frame.chunks[{i}]") from None
+        if size is not None and len(data) != size:
+            fail(ff.F_CHUNK, base + 4, f"frame.chunks[{i}].header.nbytes",
+                 f"chunk {i} holds {len(data)} bytes, the frame's chunks hold {size}")
+        return data
+
+    def decompress(self, *, nthreads: int = 1) -> bytes:
+        """Every chunk's data in chunk order (what python-blosc2's
+        ``schunk[:]`` returns)."""
+        return b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(self.nchunks))
+
+    @property
+    def vlmetalayers(self) -> dict[str, bytes]:
+        """Name -> the stored value, decompressed (python-blosc2 stores msgpack)."""
+        out = {}
+        for name, raw in self._vlraw.items():
+            try:
+                out[name] = _chunk.decompress(raw)
+            except FormatError as e:
+                raise FormatError(e.message, e.offset, f"frame.trailer.vlmetalayers[{name!r}]"
+                                  + e.path[len("chunk"):], rule=e.rule) from None
+        return out
+
+    # -- context manager
+    def close(self) -> None:
+        """Release the file mapping (nothing to do for bytes)."""
+        if self._closer is not None:
+            self._mv.release()
+            self._closer()
+            self._closer = None
+
+    def __enter__(self) -> Frame:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"<Frame v{self.version} {self.nchunks} chunks, {self.nbytes} bytes, "
+                f"codec {self.codec}, typesize {self.typesize}>")
+
+
+def _special_bytes(kind: str, size: int, typesize: int) -> bytes:
+    if kind == "nan" and typesize in (4, 8) and size % typesize == 0:
+        unit = struct.pack("<f" if typesize == 4 else "<d", float("nan"))
+        return unit * (size // typesize)
+    return bytes(size)          # zeros, and uninit (zero-filled: deterministic)
+
+
+def open_frame(src) -> Frame:
+    """Open a Blosc2 frame: ``src`` is bytes-like (a cframe), a path to a
+    contiguous frame file (mapped, not read), or a path to a sparse frame
+    directory.  Only the header, the offsets index and the trailer are read
+    now.  FormatError (with a frame offset and a ``frame...`` path) for a
+    malformed frame."""
+    if isinstance(src, (str, os.PathLike)):
+        st = os.stat(src)
+        if stat.S_ISDIR(st.st_mode):
+            p = Path(src)
+            return Frame(_view((p / ff.SFRAME_INDEX).read_bytes()), directory=p)
+        if st.st_size == 0:
+            return Frame(memoryview(b""))
+        fd = os.open(src, os.O_RDONLY)
+        try:
+            mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+        mv = memoryview(mm)
+        try:
+            return Frame(mv, closer=mm.close)
+        except BaseException:
+            mv.release()
+            mm.close()
+            raise
+    return Frame(_view(src))

@@ -1,0 +1,95 @@
+"""blosckit's frame reader against the corpus of real frames
+(tests/frame_corpus.py: python-blosc2 SChunks and NDArrays as cframes, files
+and sframes, and every raw chunk of HDF5 datasets written with hdf5plugin's
+Blosc2 filter), each case's expectations proven by tests/test_frame_corpus.py.
+Every frame reads with identical data and metadata, and every frame rebuilt
+by blosckit from its chunks opens in python-blosc2 with the same contents."""
+from __future__ import annotations
+
+import os
+
+import msgpack
+import pytest
+
+import blosckit
+from blosckit.frame_build import build_frame
+from frame_corpus import FrameCase, all_cases
+
+blosc2 = pytest.importorskip("blosc2")
+LONG = os.environ.get("BLOSCKIT_LONG") == "1"
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory) -> list[FrameCase]:
+    return all_cases(tmp_path_factory.mktemp("frames"), long=LONG)
+
+
+def _check(case: FrameCase) -> list[str]:
+    """What the reader gets wrong about ``case`` (empty: nothing)."""
+    bad = []
+    with blosckit.open_frame(case.source) as f:
+        if f.nchunks != case.nchunks:
+            return [f"nchunks {f.nchunks} != {case.nchunks}"]
+        for name, got, want in (("typesize", f.typesize, case.typesize),
+                                ("chunksize", f.chunksize, case.chunksize),
+                                ("codec", f.codec, case.codec),
+                                ("filters", f.filters, case.filters),
+                                ("metalayers", list(f.metalayers.items()),
+                                 list(case.metalayers.items())),
+                                ("vlmetalayers", f.vlmetalayers, case.vlmetalayers)):
+            if got != want:
+                bad.append(f"{name}: {got!r} != {want!r}")
+        offsets = f.offsets
+        for i in range(case.nchunks):
+            kind = case.special.get(i)
+            if kind is not None and offsets[i] != kind:
+                bad.append(f"chunk {i}: offset {offsets[i]!r}, expected special {kind}")
+            if case.defined(i) and f.decompress_chunk(i) != case.chunks[i]:
+                bad.append(f"chunk {i}: data differs")
+        if all(case.defined(i) for i in range(case.nchunks)) and f.decompress() != case.data:
+            bad.append("decompress() differs")
+        if case.b2nd is not None:
+            b = f.b2nd
+            want = case.b2nd
+            for key in ("shape", "chunkshape", "blockshape", "dtype"):
+                if getattr(b, key) != want[key]:
+                    bad.append(f"b2nd.{key}: {getattr(b, key)!r} != {want[key]!r}")
+            if all(case.defined(i) for i in range(case.nchunks)) and b.read() != want["array"]:
+                bad.append("b2nd.read() differs")
+    return bad
+
+
+def test_every_corpus_frame_reads_identically(cases):
+    problems = {c.name: p for c in cases if (p := _check(c))}
+    assert problems == {}
+    assert len(cases) >= 100
+
+
+def test_hdf5_chunks_read_as_the_dataset_values(cases):
+    hdf5 = [c for c in cases if c.kind == "hdf5-chunk"]
+    assert hdf5
+    for c in hdf5:
+        f = blosckit.open_frame(c.source)
+        got = f.b2nd.read() if f.b2nd is not None else f.decompress()
+        assert got == c.hdf5["values"], c.name
+
+
+def test_frames_rebuilt_by_blosckit_open_in_python_blosc2(cases):
+    rebuilt = 0
+    for c in cases:
+        if c.kind not in ("cframe", "b2nd-cframe") or not c.nchunks:
+            continue
+        f = blosckit.open_frame(c.source)
+        fr = build_frame([f.chunk(i) for i in range(f.nchunks)], metalayers=f.metalayers,
+                         vlmetalayers=f.vlmetalayers, chunksize=f.chunksize)
+        sc = blosc2.schunk_from_cframe(fr)
+        assert sc.nchunks == c.nchunks, c.name
+        for i in range(c.nchunks):
+            if c.defined(i):
+                assert sc.decompress_chunk(i) == c.chunks[i], (c.name, i)
+        assert [bytes(blosc2.blosc2_ext.meta__getitem__(sc, k)) for k in c.metalayers] == \
+            list(c.metalayers.values()), c.name
+        assert {k: msgpack.packb(sc.vlmeta[k]) for k in c.vlmetalayers} == {
+            k: msgpack.packb(msgpack.unpackb(v)) for k, v in c.vlmetalayers.items()}, c.name
+        rebuilt += 1
+    assert rebuilt >= 30
