@@ -141,7 +141,7 @@ def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
             fail(ff.F_META, start, path,
                  f"value offset {offset} points outside the section (0..{limit - base})")
         head = _fast_or_parse(ff.FAST_VALUE_HEAD, ff.MetaValue, scope, ofs, path, ff.F_META.id)
-        end = ofs + ff.LEN_META_VALUE_HEAD + head.len_content
+        end = ofs + ff.LEN_META_VALUE_HEAD + _LEN_CONTENT(head)
         if end > limit:       # construct says where the value's bytes run out
             parse(ff.MetaValue, scope, ofs, path, rule=ff.F_META.id)
         content = bytes(scope[ofs + ff.LEN_META_VALUE_HEAD:end])
@@ -154,30 +154,38 @@ def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
 def _meta_index_fast(scope: memoryview, start: int) -> list[tuple[int, bytes, int]]:
     """``(name marker, name, offset)`` per index entry, through the fast
     parsers of the declaration's fixed parts."""
-    head = ff.FAST_META_HEAD(scope, start)
-    pos = start + ff.FAST_META_HEAD.size
+    head = ff.FAST_META_HEAD.read(scope, start)
+    pos = start + ff.FAST_META_HEAD.struct.size
     entries = []
-    for _ in range(head.num_metalayers):
+    tail_size = ff.FAST_ENTRY_TAIL.struct.size
+    for _ in range(_NUM_METALAYERS(head)):
         marker = scope[pos]
         n = marker & 0x1F
         name = bytes(scope[pos + 1:pos + 1 + n])
         if len(name) != n:
             raise struct.error("name runs past the section")
-        tail = ff.FAST_ENTRY_TAIL(scope, pos + 1 + n)
-        entries.append((marker, name, tail.offset))
-        pos += 1 + n + ff.FAST_ENTRY_TAIL.size
-    ff.FAST_VALUES_HEAD(scope, pos)
+        tail = ff.FAST_ENTRY_TAIL.read(scope, pos + 1 + n)
+        entries.append((marker, name, _ENTRY_OFFSET(tail)))
+        pos += 1 + n + tail_size
+    ff.FAST_VALUES_HEAD.read(scope, pos)
     return entries
 
 
-def _fast_or_parse(fast, con, mv: memoryview, offset: int, path: str, rule: str):
-    """``fast(mv, offset)``, a parser derived from ``con``; where it refuses
-    (a constant differs, the input ends) construct reads ``con`` to raise
-    the FormatError that names the field."""
+_NUM_METALAYERS = ff.FAST_META_HEAD.getter("num_metalayers")
+_ENTRY_OFFSET = ff.FAST_ENTRY_TAIL.getter("offset")
+_LEN_CONTENT = ff.FAST_VALUE_HEAD.getter("len_content")
+_TRAILER_LEN = ff.FAST_TRAILER_TAIL.getter("trailer_len")
+
+
+def _fast_or_parse(flat, con, mv: memoryview, offset: int, path: str, rule: str) -> tuple:
+    """``con``'s flat values at ``offset`` through the layout derived from
+    it; where that refuses (a constant differs, the input ends) construct
+    reads ``con`` to raise the FormatError that names the field."""
     try:
-        return fast(mv, offset)
+        return flat.read(mv, offset)
     except (ConstMismatch, struct.error):
-        return parse(con, mv, offset, path, rule=rule)
+        parse(con, mv, offset, path, rule=rule)
+        fail(rule, offset, path, "the structure disagrees with its declaration")
 
 
 def _trailer_start(mv: memoryview, v: FrameView) -> int:
@@ -187,11 +195,12 @@ def _trailer_start(mv: memoryview, v: FrameView) -> int:
         fail(ff.F_TRAILER, len(mv), None, "the frame ends before its trailer")
     tail = _fast_or_parse(ff.FAST_TRAILER_TAIL, ff.TrailerTail, mv, n - ff.LEN_TRAILER_TAIL,
                           "frame.trailer", ff.F_TRAILER.id)
-    if not ff.MIN_TRAILER_LEN <= tail.trailer_len <= n - v.header_len:
+    trailer_len = _TRAILER_LEN(tail)
+    if not ff.MIN_TRAILER_LEN <= trailer_len <= n - v.header_len:
         fail(ff.F_TRAILER, n - ff.LEN_TRAILER_TAIL + 1, "frame.trailer.trailer_len",
-             f"trailer length {tail.trailer_len} is outside {ff.MIN_TRAILER_LEN}.."
+             f"trailer length {trailer_len} is outside {ff.MIN_TRAILER_LEN}.."
              f"{n - v.header_len}")
-    start = n - tail.trailer_len
+    start = n - trailer_len
     _fast_or_parse(ff.FAST_TRAILER_HEAD, ff.TrailerHead, mv, start, "frame.trailer",
                    ff.F_TRAILER.id)
     return start
@@ -350,8 +359,7 @@ class Frame:
             self.metalayers = _metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
                                           "frame.metalayers", self._meta_at)
         self._trailer = _trailer_start(mv, v)
-        self._vlraw = _metalayers(mv, self._trailer + ff.TrailerHead.sizeof(), v.frame_len,
-                                  self._trailer, "frame.trailer.vlmetalayers")
+        self._vlraw_read: dict[str, bytes] | None = None
         self._index = self._index_span()
         self._offsets_read: _Offsets | None = None
         if v.chunksize == 0 and v.nbytes:
@@ -518,6 +526,15 @@ class Frame:
         """Every chunk's data in chunk order (what python-blosc2's
         ``schunk[:]`` returns)."""
         return b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(self.nchunks))
+
+    @property
+    def _vlraw(self) -> dict[str, bytes]:
+        """The trailer's vlmetalayer values as stored (read on first use)."""
+        if self._vlraw_read is None:
+            self._vlraw_read = _metalayers(self._mv, self._trailer + ff.LEN_TRAILER_HEAD,
+                                           self._v.frame_len, self._trailer,
+                                           "frame.trailer.vlmetalayers")
+        return self._vlraw_read
 
     @property
     def vlmetalayers(self) -> dict[str, bytes]:

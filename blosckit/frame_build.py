@@ -88,7 +88,7 @@ def _pipeline(chunk: memoryview) -> dict:
 
 def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = None,
                 vlmetalayers: Mapping[str, bytes] | None = None, chunksize: int | None = None,
-                clevel: int = 5, splitmode: str = "auto") -> bytes:
+                clevel: int = 5, splitmode: str = "auto", layout: int = 14) -> bytes:
     """A current-version contiguous frame holding ``chunks`` (compressed
     Blosc chunks, bytes-like) in order.
 
@@ -99,8 +99,16 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     name -> raw bytes (python-blosc2 decodes them as msgpack);
     ``vlmetalayers``: name -> bytes, each stored as a Blosc chunk of them (as
     python-blosc2 stores its msgpack).  ``clevel`` and ``splitmode`` are
-    recorded in the header for writers that append later.
+    recorded in the header for writers that append later.  ``layout``
+    picks the header layout: 14 elements (current), or 13 / 12 / 11, the
+    layouts of the older frame documents (frame version 1 without a block
+    size; 12 and 11 without a filter pipeline, 11 without metalayers), for
+    testing readers against them.
     """
+    if layout not in ff.FRAME_HEADERS:
+        raise ValueError(f"layout must be one of {sorted(ff.FRAME_HEADERS)}, got {layout!r}")
+    if layout == 11 and metalayers:
+        raise ValueError("the 11-element layout has no metalayers")
     unpack = fc.FAST_HEADER.unpack_from
     views, sizes, blocksizes, kinds = [], [], [], []
     for k, c in enumerate(chunks):
@@ -144,15 +152,18 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     index = compress(struct.pack(f"<{len(offsets)}q", *offsets), **_INDEX_PARAMS) \
         if offsets else b""
 
-    meta_section = _section(metalayers or {}, ff.LEN_FIXED[14], 1)
-    header_len = ff.LEN_FIXED[14] + len(meta_section)
+    fixed = ff.LEN_FIXED[layout]
+    meta_section = _section(metalayers or {}, fixed, 1) \
+        if layout in ff.LAYOUT_WITH_METALAYERS else b""
+    header_len = fixed + len(meta_section)
     vl_items = {name: compress(bytes(value), **_VLMETA_PARAMS)
                 for name, value in (vlmetalayers or {}).items()}
     trailer_body = ff.TrailerHead.build(dict(version=1)) + _section(vl_items, 2, 0)
     trailer_len = len(trailer_body) + ff.LEN_TRAILER_TAIL
     frame_len = header_len + cbytes_total + len(index) + trailer_len
     codec = _codec_id(first) if first is not None else 0
-    hdr = dict(
+    pipe = _pipeline(first) if first is not None else _pipeline(memoryview(b""))
+    hdr: dict[str, Any] = dict(
         header_len=header_len, frame_len=frame_len,
         general_flags=dict(vl_blocks=vl, variable_chunks=False, offsets_size=OFFSETS_64BIT,
                            version=FRAME_VERSION_VL if vl else FRAME_VERSION),
@@ -165,12 +176,33 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
         blocksize=blocksizes[-1] if blocksizes else 0,
         chunksize=chunksize, nthreads_c=0, nthreads_d=1,
         has_vlmetalayers=0xC3 if vlmetalayers else 0xC2,
-        filter_pipeline=_pipeline(first) if first is not None else _pipeline(memoryview(b"")),
+        filter_pipeline=pipe,
     )
+    if layout != 14:
+        _older_layout(hdr, layout, first)
     tail = ff.TrailerTail.build(dict(trailer_len=trailer_len, fingerprint_type=0,
                                      fingerprint=bytes(16)))
-    return b"".join([ff.FRAME_HEADERS[14].build(hdr), meta_section, *stored, index,
+    return b"".join([ff.FRAME_HEADERS[layout].build(hdr), meta_section, *stored, index,
                      trailer_body, tail])
+
+
+def _older_layout(hdr: dict[str, Any], layout: int, first: memoryview | None) -> None:
+    """Turn current header fields into those of an older layout: frame
+    version 1 (64-bit offsets were code 2 then) without a block size; the
+    12- and 11-element layouts keep one shuffle choice in filter_flags
+    instead of frame_type and the filter pipeline."""
+    del hdr["blocksize"]
+    hdr["general_flags"].update(version=1, offsets_size=2)
+    if layout == 13:
+        return
+    slots = hdr.pop("filter_pipeline")["filters"]
+    del hdr["frame_type"]
+    shuffle = 2 if 2 in slots else 1 if 1 in slots else 0
+    flags = first[2] if first is not None else 0
+    hdr["filter_flags"] = dict(reserved=0, shuffle=shuffle,
+                               split=not flags & fc.FLAG_DONT_SPLIT,
+                               memcpyed=bool(flags & fc.FLAG_MEMCPYED))
+    hdr["general_flags"].update(version=0)
 
 
 def compress_frame(src, *, chunksize: int, typesize: int | None = None,

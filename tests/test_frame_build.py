@@ -105,3 +105,41 @@ def test_bad_inputs_are_value_errors():
         build_frame([c], metalayers={"x" * 40: b""})
     with pytest.raises(ValueError):
         compress_frame(bytes(100), chunksize=0)
+
+
+@pytest.mark.parametrize("layout", [14, 13, 12, 11])
+def test_older_header_layouts_read_back(layout):
+    data = [np.arange(i * 500, (i + 1) * 500, dtype="<i4") for i in range(4)]
+    chunks = [blosckit.compress(a, codec="lz4", filters=("bitshuffle",)) for a in data]
+    chunks.append(blosckit.compress_special("zeros", 2000, typesize=4))
+    meta = {} if layout == 11 else {"m": msgpack.packb("old")}
+    fr = build_frame(chunks, metalayers=meta, vlmetalayers={"v": b"x"}, layout=layout)
+    assert fr[0] == 0x90 | layout
+    f = blosckit.open_frame(fr)
+    assert f.layout == layout and f.nchunks == 5
+    assert f.decompress() == b"".join(a.tobytes() for a in data) + bytes(2000)
+    assert f.metalayers == meta and f.vlmetalayers == {"v": b"x"}
+    assert f.filters == [("bitshuffle", 0)] and f.codec == "lz4"
+    assert f.offsets[-1] == "zeros"
+    if layout == 14:
+        assert blosc2.schunk_from_cframe(fr)[:] == f.decompress()
+    # a marker of the layout's own fields: the reader names it
+    bad = bytearray(fr)
+    bad[0x2F] ^= 0xFF                      # the typesize marker in every layout
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.open_frame(bytes(bad))
+    assert (e.value.rule, e.value.offset) == ("F-marker", 0x2F)
+    assert e.value.path == "frame.header.typesize_marker"
+
+
+def test_the_spec_worked_example_is_what_blosckit_builds():
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).resolve().parent.parent / "specs" / "frame.md").read_text()
+    section = text[text.index("## Worked example"):text.index("For comparison")]
+    dump = bytes.fromhex("".join(
+        " ".join(m.group(1).split()) for m in re.finditer(
+            r"^[0-9a-f]{4}  ((?:[0-9a-f]{2} ){0,15}[0-9a-f]{2})", section, re.M)))
+    built = compress_frame(np.arange(8, dtype="<i4"), chunksize=16, codec="blosclz",
+                           metalayers={"m": msgpack.packb(7)}, vlmetalayers={"v": b"hi"})
+    assert dump == built

@@ -164,10 +164,10 @@ Metalayers = cs.Struct(
 
 # Fast paths derived from the fixed parts above (tests check the whole
 # walk against ``Metalayers`` / ``MetaValue``).
-FAST_META_HEAD = fast_parser(MetalayersHead, ">")
-FAST_VALUES_HEAD = fast_parser(ValuesHead, ">")
-FAST_ENTRY_TAIL = fast_parser(cs.Struct(*MetaEntry.subcons[2:]), ">")
-FAST_VALUE_HEAD = fast_parser(cs.Struct(*MetaValue.subcons[:2]), ">")
+FAST_META_HEAD = FlatLayout(MetalayersHead, ">")
+FAST_VALUES_HEAD = FlatLayout(ValuesHead, ">")
+FAST_ENTRY_TAIL = FlatLayout(cs.Struct(*MetaEntry.subcons[2:]), ">")
+FAST_VALUE_HEAD = FlatLayout(cs.Struct(*MetaValue.subcons[:2]), ">")
 
 # ---------------------------------------------------------------------------
 # specs/frame.md#trailer
@@ -177,6 +177,7 @@ TrailerHead = cs.Struct(
     "marker" / cs.Const(b"\x94") * "msgpack fixarray of 4",
     "version" / cs.Int8ub * "trailer version (positive fixint)",
 )
+LEN_TRAILER_HEAD = TrailerHead.sizeof()          # 2
 
 # The end of every trailer, found from the end of the frame: the trailer
 # length and the fingerprint.
@@ -188,8 +189,8 @@ TrailerTail = cs.Struct(
     "fingerprint" / cs.Bytes(16) * "the fingerprint, padded to the left",
 )
 LEN_TRAILER_TAIL = TrailerTail.sizeof()          # 23
-FAST_TRAILER_TAIL = fast_parser(TrailerTail, ">")
-FAST_TRAILER_HEAD = fast_parser(TrailerHead, ">")
+FAST_TRAILER_TAIL = FlatLayout(TrailerTail, ">")
+FAST_TRAILER_HEAD = FlatLayout(TrailerHead, ">")
 MIN_TRAILER_LEN = 25                              # what C-Blosc2 accepts at least
 
 # ---------------------------------------------------------------------------
