@@ -150,3 +150,14 @@ def test_not_a_frame():
         with pytest.raises(blosckit.FormatError) as e:
             open_frame(junk)
         check_format_error(e.value, junk, path_prefix="frame")
+
+
+def test_chunks_with_another_codec_than_the_header_says():
+    from blosckit.frame_build import build_frame
+    data = [np.arange(i * 800, (i + 1) * 800, dtype="<i4") for i in range(3)]
+    chunks = [blosckit.compress(a, codec=c) for a, c in zip(data, ("zstd", "lz4", "zlib"))]
+    fr = build_frame(chunks)
+    f = open_frame(fr)
+    assert f.codec == "zstd"                              # from the first chunk
+    assert f.decompress() == b"".join(a.tobytes() for a in data)
+    assert blosc2.schunk_from_cframe(fr)[:] == f.decompress()

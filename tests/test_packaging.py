@@ -79,3 +79,13 @@ def test_public_api_names():
         assert name in blosckit.__all__ and callable(getattr(blosckit, name))
     assert issubclass(blosckit.UnsupportedError, blosckit.FormatError)
     assert issubclass(blosckit.FormatError, ValueError)
+
+
+def test_readme_python_examples_run(tmp_path, monkeypatch):
+    pytest.importorskip("blosc2")
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    monkeypatch.chdir(tmp_path)          # the examples write files
+    for k, code in enumerate(blocks):
+        exec(compile(code, f"README block {k}", "exec"), {})

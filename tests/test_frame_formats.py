@@ -1,0 +1,119 @@
+"""The fast paths of the frame reader against the declarations they derive
+from (formats/frame.py): on headers built from random field values, and on
+those bytes mutated, the flat layouts and the derived parsers read what
+construct reads and refuse what construct refuses."""
+from __future__ import annotations
+
+import construct as cs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from blosckit import frame as reader
+from blosckit.formats import ConstMismatch
+from blosckit.formats import frame as ff
+
+u8 = st.integers(0, 255)
+
+
+def _strip(obj):
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if not k.startswith("_")}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    return obj
+
+
+@st.composite
+def headers(draw, layout):
+    """A header of ``layout`` from random field values, built by construct."""
+    con = ff.FRAME_HEADERS[layout]
+    obj = {}
+    for sub in con.subcons:
+        inner = sub.subcon.subcon if isinstance(sub.subcon, cs.Renamed) else sub.subcon
+        name = sub.name
+        if isinstance(inner, cs.Const):
+            continue
+        if name in ("general_flags", "codec_flags", "other_flags", "frame_type",
+                    "filter_flags", "has_vlmetalayers"):
+            raw = draw(u8)
+            obj[name] = inner.parse(bytes([raw])) if isinstance(inner, cs.Transformed) else raw
+        elif name == "filter_pipeline":
+            obj[name] = ff.FilterPipeline.parse(b"\xd8" + bytes(draw(st.lists(u8, min_size=17,
+                                                                                max_size=17))))
+        else:
+            size = inner.sizeof()
+            lo, hi = (-(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1) if inner.fmtstr[1] \
+                .islower() else (0, (1 << (8 * size)) - 1)
+            obj[name] = draw(st.integers(lo, hi))
+    return con.build(obj)
+
+
+@pytest.mark.parametrize("layout", sorted(ff.FRAME_HEADERS))
+@given(data=st.data())
+def test_flat_and_derived_header_readers_equal_construct(layout, data):
+    raw = data.draw(headers(layout))
+    con = ff.FRAME_HEADERS[layout]
+    parsed = con.parse(raw)
+    assert _strip(ff.FAST_HEADERS[layout](raw, 0)) == _strip(parsed)
+    flat = ff.FLAT_HEADERS[layout]
+    values = flat.read(raw, 0)
+    for path in flat.index:
+        want = parsed
+        for part in path.split("."):
+            want = want[part]
+        got = flat.getter(path)(values)
+        if isinstance(want, dict):       # a BitStruct: the flat layout gives its raw byte
+            assert all(flat.getter(f"{path}.{k}")(values) == v
+                       for k, v in _strip(want).items()), path
+            continue
+        assert got == (list(want) if isinstance(want, list) else want), path
+
+
+@pytest.mark.parametrize("layout", sorted(ff.FRAME_HEADERS))
+@given(data=st.data())
+def test_flat_layout_refuses_what_construct_refuses(layout, data):
+    raw = bytearray(data.draw(headers(layout)))
+    pos = data.draw(st.integers(0, len(raw) - 1))
+    raw[pos] = data.draw(u8)
+    cut = data.draw(st.integers(0, len(raw)))
+    raw = bytes(raw[:cut])
+    try:
+        ff.FRAME_HEADERS[layout].parse(raw)
+        construct_ok = True
+    except cs.ConstructError:
+        construct_ok = False
+    try:
+        ff.FLAT_HEADERS[layout].read(raw, 0)
+        flat_ok = True
+    except (ConstMismatch, Exception):
+        flat_ok = False
+    assert flat_ok == construct_ok
+
+
+names = st.binary(min_size=1, max_size=31).filter(lambda b: b.isascii() and b.isalnum())
+
+
+@given(st.dictionaries(names.map(bytes.decode), st.binary(max_size=40), max_size=6),
+       st.integers(0, 30))
+def test_metalayer_walk_equals_the_declaration(items, pad):
+    from blosckit.frame_build import _section
+    section = _section(items, pad, 1)
+    buf = bytes(pad) + section
+    fast = reader._metalayers(memoryview(buf), pad, len(buf), 0, "m")
+    m = ff.Metalayers.parse(buf[pad:])
+    slow = {e.name.decode(): ff.MetaValue.parse(buf[e.offset:]).content for e in m.index}
+    assert fast == slow == {k: bytes(v) for k, v in items.items()}
+    assert list(fast) == list(items)
+
+
+@given(st.binary(min_size=23, max_size=23))
+def test_trailer_tail_flat_equals_construct(raw):
+    try:
+        parsed = ff.TrailerTail.parse(raw)
+    except cs.ConstructError:
+        with pytest.raises(ConstMismatch):
+            ff.FAST_TRAILER_TAIL.read(raw, 0)
+        return
+    values = ff.FAST_TRAILER_TAIL.read(raw, 0)
+    assert ff.FAST_TRAILER_TAIL.getter("trailer_len")(values) == parsed.trailer_len
