@@ -552,8 +552,7 @@ class Frame:
     def close(self) -> None:
         """Release the file mapping (nothing to do for bytes)."""
         if self._closer is not None:
-            self._mv.release()
-            self._closer()
+            _unmap(self._mv, self._closer)
             self._closer = None
 
     def __enter__(self) -> Frame:
@@ -565,6 +564,17 @@ class Frame:
     def __repr__(self) -> str:
         return (f"<Frame v{self.version} {self.nchunks} chunks, {self.nbytes} bytes, "
                 f"codec {self.codec}, typesize {self.typesize}>")
+
+
+def _unmap(mv: memoryview, close) -> None:
+    """Release a file mapping.  Views into it that are still alive (an
+    error's traceback holds some) keep it open: it is then released with
+    the last of them."""
+    try:
+        mv.release()
+        close()
+    except BufferError:
+        pass
 
 
 def _special_bytes(kind: str, size: int, typesize: int) -> bytes:
@@ -596,7 +606,6 @@ def open_frame(src) -> Frame:
         try:
             return Frame(mv, closer=mm.close)
         except BaseException:
-            mv.release()
-            mm.close()
+            _unmap(mv, mm.close)
             raise
     return Frame(_view(src))

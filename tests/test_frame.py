@@ -161,3 +161,29 @@ def test_chunks_with_another_codec_than_the_header_says():
     assert f.codec == "zstd"                              # from the first chunk
     assert f.decompress() == b"".join(a.tobytes() for a in data)
     assert blosc2.schunk_from_cframe(fr)[:] == f.decompress()
+
+
+def test_opening_never_reads_the_chunks_section(tmp_path):
+    fr, chunks = _schunk_frame(nchunks=5, vlmeta={"v": {"k": 1}})
+    f = open_frame(fr)
+    start, end = f.header_len, f.header_len + f.cbytes
+    garbage = bytearray(fr)
+    garbage[start:end] = b"\xa5" * (end - start)      # every chunk destroyed
+    path = tmp_path / "g.b2frame"
+    path.write_bytes(garbage)
+    with open_frame(path) as g:                        # opening and metadata still work
+        assert g.nchunks == 5 and g.vlmetalayers == f.vlmetalayers
+        with pytest.raises(blosckit.FormatError) as e:
+            g.decompress_chunk(3)
+        assert e.value.path.startswith("frame.chunks[3]") and start <= e.value.offset <= end
+
+
+def test_truncated_frame_files(tmp_path):
+    fr, _ = _schunk_frame(nchunks=3, meta={"m": 1}, vlmeta={"v": 2})
+    path = tmp_path / "t.b2frame"
+    for n in (0, 1, 50, 100, len(fr) // 2, len(fr) - 1):
+        path.write_bytes(fr[:n])
+        with pytest.raises(blosckit.FormatError) as e:
+            with open_frame(path) as f:
+                f.decompress(), f.vlmetalayers
+        check_format_error(e.value, fr[:n], path_prefix="frame")
