@@ -517,3 +517,13 @@ def oracle_verdicts(blobs: Sequence[bytes], timeout: float = 600) -> list[tuple[
     assert len(out) == 2 * len(blobs), (len(out), len(blobs))
     return [(out[k] == 1, None if out[k + 1] == 2 else out[k + 1] == 1)
             for k in range(0, len(out), 2)]
+
+
+def strip(obj):
+    """A parsed construct Container as plain dicts and lists, without
+    construct's private entries (``_io``)."""
+    if isinstance(obj, dict):
+        return {k: strip(v) for k, v in obj.items() if not k.startswith("_")}
+    if isinstance(obj, list):
+        return [strip(v) for v in obj]
+    return obj

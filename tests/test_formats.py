@@ -13,24 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blosckit.formats import chunk as fc
+from helpers import strip
 from blosckit.formats.rules import RULES
 
 SPEC = pathlib.Path(__file__).resolve().parent.parent / "specs" / "chunk.md"
 
 
-def _strip(obj):
-    """A parsed Container without construct's private entries, lists as lists."""
-    if isinstance(obj, dict):
-        return {k: _strip(v) for k, v in obj.items() if not k.startswith("_")}
-    if isinstance(obj, list):
-        return [_strip(v) for v in obj]
-    return obj
-
-
 def common(format, datasample: bytes, objsample, sizesample=cs.SizeofError, **kw):
     """construct's gallery helper: parse, build, sizeof and the round trip."""
     obj = format.parse(datasample, **kw)
-    assert _strip(obj) == _strip(objsample)
+    assert strip(obj) == strip(objsample)
     data = format.build(objsample, **kw)
     assert data == datasample
     if isinstance(sizesample, int):
@@ -333,4 +325,4 @@ def test_stream_declaration_agrees_with_the_reader_walk(data):
 
 @given(st.binary(min_size=32, max_size=32))
 def test_derived_header_parser_equals_the_declaration(data):
-    assert _strip(fc.parse_header(data)) == _strip(fc.Header.parse(data))
+    assert strip(fc.parse_header(data)) == strip(fc.Header.parse(data))

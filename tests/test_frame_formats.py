@@ -12,16 +12,9 @@ from hypothesis import strategies as st
 from blosckit import frame as reader
 from blosckit.formats import ConstMismatch
 from blosckit.formats import frame as ff
+from helpers import strip
 
 u8 = st.integers(0, 255)
-
-
-def _strip(obj):
-    if isinstance(obj, dict):
-        return {k: _strip(v) for k, v in obj.items() if not k.startswith("_")}
-    if isinstance(obj, list):
-        return [_strip(v) for v in obj]
-    return obj
 
 
 @st.composite
@@ -55,7 +48,7 @@ def test_flat_and_derived_header_readers_equal_construct(layout, data):
     raw = data.draw(headers(layout))
     con = ff.FRAME_HEADERS[layout]
     parsed = con.parse(raw)
-    assert _strip(ff.FAST_HEADERS[layout](raw, 0)) == _strip(parsed)
+    assert strip(ff.FAST_HEADERS[layout](raw, 0)) == strip(parsed)
     flat = ff.FLAT_HEADERS[layout]
     values = flat.read(raw, 0)
     for path in flat.index:
@@ -65,7 +58,7 @@ def test_flat_and_derived_header_readers_equal_construct(layout, data):
         got = flat.getter(path)(values)
         if isinstance(want, dict):       # a BitStruct: the flat layout gives its raw byte
             assert all(flat.getter(f"{path}.{k}")(values) == v
-                       for k, v in _strip(want).items()), path
+                       for k, v in strip(want).items()), path
             continue
         assert got == (list(want) if isinstance(want, list) else want), path
 
