@@ -7,11 +7,15 @@ sink, plus warnings for chunks that are valid but that C-Blosc2 misreads
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from . import divergences
-from .chunk import _view, check_chunk
-from .errors import Problem
+from . import frame as _frame
+from .chunk import _view, chunk_sizes, check_chunk
+from .errors import FormatError, Problem
+from .formats import frame as ff
+from .formats.rules import Collect
 
 __all__ = ["validate", "Problem"]
 
@@ -31,9 +35,83 @@ def divergence_warnings(mv: memoryview) -> list[Problem]:
             for d in divergences.reader_divergences(mv, operation="decompress")]
 
 
+def _errors(problems: list[Problem]) -> bool:
+    return any(p.severity == "error" for p in problems)
+
+
+def check_frame(mv: memoryview, *, directory: Path | None = None,
+                deep: bool = True) -> list[Problem]:
+    """Every problem of a frame: its header rules all at once, then what the
+    reader checks while opening it, then each chunk through the chunk
+    layer's own rules (relocated to ``frame.chunks[i]`` at the chunk's frame
+    offset; for a sparse frame, at its offset in its chunk file)."""
+    sink = Collect()
+    try:
+        _frame._read_header(mv, sink, directory is not None)
+    except FormatError as e:          # a marker: nothing else can be located
+        sink.error(e)
+    if sink.problems:
+        return sink.problems
+    try:
+        f = _frame.Frame(mv, directory=directory)
+    except FormatError as e:
+        sink.error(e)
+        return sink.problems
+    out = sink.problems
+    for step in (lambda: f.vlmetalayers, lambda: f.b2nd, lambda: f._offsets):
+        try:
+            step()
+        except FormatError as e:
+            out.append(Problem("error", e.offset, e.path, e.message, e.rule or "?"))
+    if _errors(out):
+        return out
+    _check_b2nd_grid(f, out)
+    for i in range(f.nchunks):
+        out += _check_frame_chunk(f, i, deep)
+    return out
+
+
+def _check_b2nd_grid(f: _frame.Frame, out: list[Problem]) -> None:
+    b = f.b2nd
+    if b is None:
+        return
+    count = 1
+    for s, c in zip(b.shape, b.chunkshape):
+        count *= -(-s // c)
+    if f.nbytes and count != f.nchunks:
+        out.append(Problem("error", f._meta_at["b2nd"], "frame.metalayers['b2nd']",
+                           f"the b2nd chunk grid has {count} chunks, the frame {f.nchunks}",
+                           ff.B2ND_RULE.id))
+
+
+def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool) -> list[Problem]:
+    root = f"frame.chunks[{i}]"
+    try:
+        if f._special(i) is not None:
+            return []
+        base, view = f._chunk_view(i)
+    except FormatError as e:
+        return [Problem("error", e.offset, e.path, e.message, e.rule or "?")]
+    problems = [p.relocated(base, root) for p in check_chunk(view, deep=deep)]
+    if not _errors(problems):
+        want = f._chunk_nbytes(i)
+        nbytes = chunk_sizes(view)[0]
+        if want is not None and nbytes != want:
+            problems.append(Problem("error", base + 4, f"{root}.header.nbytes",
+                                    f"chunk {i} holds {nbytes} bytes, the frame's chunks hold "
+                                    f"{want}", ff.F_CHUNK.id))
+        problems += [p.relocated(base, root) for p in divergence_warnings(view)]
+    return problems
+
+
+def _looks_like_frame(mv: memoryview) -> bool:
+    return len(mv) > 0 and ff.header_layout(mv[0]) is not None
+
+
 def validate(src, *, deep: bool = True) -> list[Problem]:
-    """Every problem of the chunk in ``src`` (bytes-like, or a path to a chunk
-    file), in the order found; ``[]`` means valid.
+    """Every problem of the chunk or frame in ``src`` (bytes-like, or a path
+    to a chunk file, a frame file or a sparse frame directory; the kind is
+    detected), in the order found; ``[]`` means valid.
 
     ``deep`` decodes every block and checks every size; without it only the
     header, bstarts and dictionary are checked.  Each Problem has a severity
@@ -42,8 +120,13 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
     path and the id of the rule in ``specs/``.  Never raises for bytes input
     (a path that cannot be read raises OSError).
     """
+    if isinstance(src, (str, os.PathLike)) and stat.S_ISDIR(os.stat(src).st_mode):
+        index = Path(src) / ff.SFRAME_INDEX
+        return check_frame(memoryview(index.read_bytes()), directory=Path(src), deep=deep)
     mv = _read_source(src)
+    if _looks_like_frame(mv):
+        return check_frame(mv, deep=deep)
     problems = check_chunk(mv, deep=deep)
-    if not any(p.severity == "error" for p in problems):
+    if not _errors(problems):
         problems += divergence_warnings(mv)
     return problems

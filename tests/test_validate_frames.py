@@ -1,0 +1,91 @@
+"""``validate`` on frames: every real frame of the corpus (python-blosc2 and
+hdf5plugin) is valid; damaged frames give errors with frame offsets and
+paths exactly when the reader refuses them, and validate never raises."""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+import blosckit
+from frame_corpus import all_cases
+
+blosc2 = pytest.importorskip("blosc2")
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    return all_cases(tmp_path_factory.mktemp("vframes"))
+
+
+def test_every_corpus_frame_is_valid(cases):
+    bad = {c.name: [str(p) for p in blosckit.validate(c.source)] for c in cases}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def _frame():
+    sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4, codec=blosc2.Codec.LZ4),
+                       meta={"m": 1})
+    for i in range(5):
+        sc.append_data(np.arange(i * 1000, (i + 1) * 1000, dtype="<i4"))
+    sc.vlmeta["v"] = 3
+    return bytes(sc.to_cframe())
+
+
+def test_faults_in_two_chunks_are_both_reported_at_frame_offsets():
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    bad = bytearray(fr)
+    s1 = f.header_len + f.offsets[1]
+    b0 = s1 + blosckit.parse_chunk(f.chunk(1)).bstarts[0]
+    bad[b0:b0 + 4] = struct.pack("<i", 1 << 30)
+    s3 = f.header_len + f.offsets[3]
+    bad[s3 + 30] |= 0x40
+    got = {(p.rule, p.offset, p.path) for p in blosckit.validate(bytes(bad))}
+    assert ("B4", b0, "frame.chunks[1].blocks[0].streams[0].csize") in got
+    assert ("T-flags2", s3 + 30, "frame.chunks[3].header.extended.blosc2_flags2") in got
+
+
+def _reader_rejects(blob) -> bool:
+    try:
+        with blosckit.open_frame(blob) as f:
+            f.decompress()
+            f.vlmetalayers
+            f.b2nd
+    except blosckit.FormatError:
+        return True
+    return False
+
+
+def test_validate_agrees_with_the_reader_on_damaged_frames():
+    fr = _frame()
+    blobs = [fr[:n] for n in range(0, len(fr), 7)]
+    for pos in range(len(fr)):
+        for bit in (0, 5):
+            b = bytearray(fr)
+            b[pos] ^= 1 << bit
+            blobs.append(bytes(b))
+    disagree = []
+    for blob in blobs:
+        problems = blosckit.validate(blob)
+        errors = [p for p in problems if p.severity == "error"]
+        for p in problems:
+            assert 0 <= p.offset <= len(blob) and p.rule, p
+        if bool(errors) != _reader_rejects(blob):
+            disagree.append((blob[:8].hex(), len(blob), [str(p) for p in errors]))
+    assert disagree == []
+
+
+def test_sframe_directories_validate(tmp_path):
+    path = tmp_path / "s.b2frame"
+    blosc2.SChunk(chunksize=4000, data=np.arange(5000, dtype="<i4"),
+                  cparams=blosc2.CParams(typesize=4), urlpath=str(path), contiguous=False,
+                  mode="w")
+    assert blosckit.validate(path) == []
+    chunk = path / "00000001.chunk"
+    data = bytearray(chunk.read_bytes())
+    data[30] |= 0x40
+    chunk.write_bytes(data)
+    assert [(p.rule, p.path) for p in blosckit.validate(path)] == [
+        ("T-flags2", "frame.chunks[1].header.extended.blosc2_flags2")]
