@@ -13,6 +13,7 @@ from .errors import FormatError, Problem, UnsupportedError
 from .frame import Frame, open_frame
 from .frame_build import build_frame, compress_frame, to_sframe
 from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
+from .salvage import SalvageReport, salvage
 from .validate import validate
 
 __version__ = "0.1.0"
@@ -23,6 +24,6 @@ __all__ = [
     "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
     "Frame", "open_frame", "build_frame", "compress_frame", "to_sframe",
-    "validate", "native_info",
+    "validate", "salvage", "SalvageReport", "native_info",
     "__version__",
 ]

@@ -277,7 +277,9 @@ def _codec(v: ChunkView) -> tuple[Codec | None, FormatError | None]:
         return decoder_for(v.compformat, v.udcodec if has_ud else None,
                            fc.OFFSETS[path], path), None
     except UnsupportedError as e:       # raised with rule T-codec
-        return None, e
+        # keep a copy that was never raised: the original's traceback holds
+        # the caller's frames (the decoder, views of the input)
+        return None, UnsupportedError(e.message, e.offset, e.path, rule=e.rule)
 
 
 def _pipeline(v: ChunkView, sink: Sink) -> list[tuple[Any, int, int]]:
@@ -358,10 +360,16 @@ class _Decoder:
              "the block does not decode (native decoder)")
 
     def need_codec(self) -> Codec:
-        """The stream decoder, or the UnsupportedError saved when it was looked up."""
+        """The stream decoder, or UnsupportedError when it is not available.
+
+        A fresh exception each time: re-raising one stored on the decoder
+        would tie its traceback (whose frames hold this decoder and views
+        of its buffers) into a reference cycle, and collecting such a cycle
+        of buffer views crashes CPython."""
         if self.codec is None:
-            assert self.codec_error is not None
-            raise self.codec_error
+            e = self.codec_error
+            assert e is not None
+            raise UnsupportedError(e.message, e.offset, e.path, rule=e.rule)
         return self.codec
 
     def block_size(self, j: int) -> int:

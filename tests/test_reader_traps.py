@@ -104,3 +104,41 @@ def test_zero_runs_hold_no_memory_after_hostile_chunks():
         with reader.python_reader():
             assert blosckit.decompress(chunk) == bytes(nbytes)
     assert len(reader._ZEROS) <= 1 << 16
+
+
+_CYCLE_CRASHES = {
+    # the fast path held a buffer export of its input while the Python
+    # reader raised: a stored error put the export in a cycle, and collecting
+    # it crashed CPython
+    "fast-path-export": """
+import gc, blosckit
+good = blosckit.compress(bytes(range(256)) * 64, typesize=4, codec="lz4")
+bad = bytearray(good); bad[918] ^= 0xFF
+def one():
+    try: blosckit.decompress(memoryview(bytes(bad)))
+    except blosckit.FormatError as e: err = e
+one(); gc.collect(); one(); gc.collect()
+""",
+    # the reader re-raised a stored UnsupportedError whose traceback held the
+    # decoder and views of the input
+    "stored-codec-error": """
+import gc, blosckit
+chunk = bytearray(blosckit.compress(bytes(range(256)) * 64, typesize=1, codec="lz4",
+                                    filters=()))
+chunk[2] = (chunk[2] & 0x1F) | (5 << 5)          # the retired Lizard codec
+mv = memoryview(bytes(chunk))
+for _ in range(3):
+    try: blosckit.decompress(mv[0:len(chunk)])
+    except blosckit.FormatError: pass
+    gc.collect()
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CYCLE_CRASHES))
+def test_errors_on_memoryview_input_do_not_crash_the_collector(name):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", _CYCLE_CRASHES[name]], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and "BufferError" not in r.stderr, (r.returncode, r.stderr)

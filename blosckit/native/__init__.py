@@ -479,6 +479,7 @@ def fast_decompressor(tables: list, fallback):
                 return fallback(src, nthreads, max_nbytes)   # the reader decides
         n = len(s)
         if n < 16 or nthreads.__class__ is not int or not 1 <= nthreads <= BK_MAX_THREADS:
+            del s          # see below: no buffer export may outlive this frame's work
             return fallback(src, nthreads, max_nbytes)
         nbytes = _nbytes_at(src, 4)[0]
         limit = max_nbytes if max_nbytes == _MAX_NBYTES else _clamp_limit(max_nbytes)
@@ -495,7 +496,13 @@ def fast_decompressor(tables: list, fallback):
             if rc == _NOMEM:
                 raise MemoryError("decompress: no worker could allocate its buffers")
             done = obj if rc == _DONE else None
-        return done if done is not None else fallback(src, nthreads, max_nbytes)
+        if done is not None:
+            return done
+        # Release our export of src before the reader runs: its FormatError's
+        # traceback keeps this frame alive, and a buffer export held in a
+        # reference cycle crashes CPython when the cycle is collected.
+        del s
+        return fallback(src, nthreads, max_nbytes)
     return decompress
 
 

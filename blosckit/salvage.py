@@ -1,0 +1,709 @@
+"""Salvaging damaged Blosc2 contiguous frames.
+
+:func:`salvage` rebuilds a valid contiguous frame from a damaged one (a
+truncated file, a corrupted offsets index, trailer or header, corrupted
+chunks) and keeps every chunk that still decodes.  Two routes find chunks:
+
+* **index**: the header gives ``header_len`` and ``cbytes``, the offsets
+  index right after the chunks section decodes to one int64 per chunk, and
+  each entry is read and decoded as a frame reader would (this is the only
+  route for an undamaged frame, and keeps its chunk order);
+* **scan**: where the index (or the header locating it) is unusable, the
+  input is scanned for Blosc chunk headers.  A candidate must pass cheap
+  header checks (version 1..6, non-negative int32 sizes, ``cbytes`` fitting
+  in the input, the frame's typesize when the header gives it), found by one
+  regular expression over the bytes, before it is decoded with
+  :func:`blosckit.decompress`; an accepted chunk is skipped whole.
+
+Chunks after the chunks section are not data: the offsets index and the
+trailer's vlmetalayer values.  With a readable header the section ends at
+``header_len + cbytes``; without one, a chunk preceded by a msgpack bin32
+marker whose length is its ``cbytes`` is a (vl)metalayer value, and a chunk
+of int64 values (typesize 8) that are special offsets or point below
+itself, at least half of them at chunks found before it, is the offsets
+index (everything after it is trailer).  See :func:`salvage` for the limits.
+"""
+from __future__ import annotations
+
+import os
+import re
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Union
+
+from . import chunk as _chunk
+from .compress import compress_special
+from .errors import FormatError
+from .formats import field_offsets
+from .formats import frame as ff
+from .frame import _metalayers, open_frame
+from .frame_build import build_frame
+
+__all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_MAX_NBYTES"]
+
+# Largest decoded size (bytes) a scanned candidate may claim when the header
+# gives no chunk size: a false candidate must not make us allocate gigabytes.
+SCAN_MAX_NBYTES = 1 << 28
+
+_CHUNK_HEAD = struct.Struct("<BBBBiii")       # version, versionlz, flags, typesize, nbytes,
+                                              # blocksize, cbytes (specs/chunk.md)
+_LEN_CHUNK_HEAD = _CHUNK_HEAD.size            # 16
+_I32 = struct.Struct(">i")                    # msgpack int32
+_I64 = struct.Struct(">q")                    # msgpack int64 / uint64 (frame_len fits)
+_U32 = struct.Struct(">I")                    # msgpack uint32 / bin32 length
+_ENTRY = struct.Struct("<q")                  # one offsets-index entry
+_LOW56 = (1 << 56) - 1
+
+
+Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
+
+
+# ---------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Recovered:
+    """One chunk of the rebuilt frame: ``index`` is its position there,
+    ``offset`` the byte offset of its first byte in the damaged input (None
+    for a special chunk that only the index held), ``nbytes`` its decoded
+    size in bytes, ``found_by`` "index" or "scan", ``source_index`` its
+    position in the damaged frame's index (None when found by the scan)."""
+    index: int
+    offset: int | None
+    nbytes: int
+    found_by: str
+    source_index: int | None = None
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """Something of the damaged input the rebuilt frame does not hold:
+    ``what`` is "chunk", "bytes" (a stretch where no intact chunk was found),
+    "index" / "vlmetalayer-value" (chunks that are not data), "metalayers"
+    or "vlmetalayers"; ``offset`` and ``length`` in bytes of the input when
+    known; ``source_index`` the chunk's position in the damaged index."""
+    what: str
+    offset: int | None
+    length: int | None
+    reason: str
+    source_index: int | None = None
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A FormatError met on the way (offset in the input, path, rule)."""
+    offset: int
+    path: str
+    rule: str | None
+    message: str
+
+    @classmethod
+    def of(cls, e: FormatError) -> Damage:
+        return cls(e.offset, e.path, e.rule, e.message)
+
+
+@dataclass
+class SalvageReport:
+    """What :func:`salvage` recovered, dropped and found damaged.
+
+    ``damage[0]``, when the frame could not be opened, is the error of the
+    normal route (:func:`blosckit.open_frame`).  ``chunksize`` is the
+    rebuilt frame's chunk size in bytes (-1 when it holds no chunk)."""
+    recovered: list[Recovered] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    damage: list[Damage] = field(default_factory=list)
+    chunksize: int = -1
+    metalayers_kept: bool = True
+    vlmetalayers_kept: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def nothing_found(self) -> bool:
+        """True when no chunk at all could be recovered."""
+        return not self.recovered
+
+    @property
+    def intact(self) -> bool:
+        """True when the input was a valid frame and everything was kept."""
+        return not self.damage and not self.dropped
+
+    def __str__(self) -> str:
+        lines = [f"recovered {len(self.recovered)} chunks "
+                 f"({sum(r.found_by == 'scan' for r in self.recovered)} by scan), "
+                 f"dropped {len(self.dropped)} items"]
+        lines += [f"damage at {d.offset}: {d.path}: {d.message} [{d.rule}]" for d in self.damage]
+        lines += [f"dropped {d.what} at {d.offset} ({d.length} bytes): {d.reason}"
+                  for d in self.dropped]
+        lines += self.notes
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Internal records
+# ---------------------------------------------------------------------------
+
+@dataclass
+class _Header:
+    """The header fields that could be read, each on its own (None: not
+    readable); sizes in bytes."""
+    layout: int = 14
+    header_len: int | None = None
+    nbytes: int | None = None
+    cbytes: int | None = None
+    typesize: int | None = None
+    chunksize: int | None = None
+    metalayers: dict[str, bytes] | None = None
+
+    def section(self, n: int) -> tuple[int, int] | None:
+        """The chunks section ``(start, end)`` clipped to ``n`` input bytes,
+        when header_len and cbytes are both known."""
+        if self.header_len is None or self.cbytes is None:
+            return None
+        return self.header_len, min(n, self.header_len + self.cbytes)
+
+    def nchunks(self) -> int | None:
+        """Chunks the header announces (fixed chunk size only)."""
+        if self.nbytes is None or not self.chunksize or self.chunksize <= 0:
+            return None
+        return -(-self.nbytes // self.chunksize)
+
+    def size_of(self, i: int) -> int | None:
+        """Decoded size (bytes) of chunk ``i`` by the header, None if unknown."""
+        n = self.nchunks()
+        if n is None or not 0 <= i < n:
+            return None
+        assert self.chunksize is not None and self.nbytes is not None
+        rest = self.nbytes - i * self.chunksize
+        return min(rest, self.chunksize)
+
+
+@dataclass
+class _Found:
+    """A chunk that decodes: where it is (bytes of the input), its stored
+    bytes and its decoded size."""
+    offset: int | None
+    data: bytes
+    nbytes: int
+    typesize: int
+    found_by: str
+    source_index: int | None = None
+
+    @property
+    def end(self) -> int:
+        return (self.offset or 0) + len(self.data)
+
+
+# ---------------------------------------------------------------------------
+# Input
+# ---------------------------------------------------------------------------
+
+def _load(src: Source) -> memoryview:
+    """The input as a flat byte view; a path is read whole (OSError when it
+    cannot be)."""
+    if isinstance(src, (str, os.PathLike)):
+        with open(src, "rb") as fh:
+            return memoryview(fh.read())
+    mv = memoryview(src)
+    if mv.ndim != 1 or mv.itemsize != 1 or not mv.c_contiguous:
+        mv = mv.cast("B") if mv.c_contiguous else memoryview(mv.tobytes())
+    return mv.cast("B") if mv.format != "B" else mv
+
+
+# ---------------------------------------------------------------------------
+# The header, field by field
+# ---------------------------------------------------------------------------
+
+def _field(mv: memoryview, marker_at: int, marker: int, fmt: struct.Struct) -> int | None:
+    """The msgpack integer whose marker byte is at ``marker_at``, or None
+    when the marker is not ``marker`` (the field is damaged) or the input
+    ends first."""
+    if len(mv) < marker_at + 1 + fmt.size or mv[marker_at] != marker:
+        return None
+    return fmt.unpack_from(mv, marker_at + 1)[0]
+
+
+def _read_header(mv: memoryview, report: SalvageReport) -> _Header:
+    """Every header field that can be read on its own: a damaged magic or
+    one bad field does not discard the others.  The layout comes from byte 0
+    (14 elements when that byte is damaged)."""
+    n = len(mv)
+    h = _Header(layout=(ff.header_layout(mv[0]) if n else None) or 14)
+    at = field_offsets(ff.FRAME_HEADERS[h.layout], "h")
+    header_len = _field(mv, at["h.header_len_marker"], 0xD2, _I32)
+    fixed = ff.LEN_FIXED[h.layout]
+    if header_len is not None and not fixed <= header_len <= n:
+        header_len = None
+    nbytes = _field(mv, at["h.nbytes_marker"], 0xD3, _I64)
+    h.nbytes = nbytes if nbytes is not None and nbytes >= 0 else None
+    cbytes = _field(mv, at["h.cbytes_marker"], 0xD3, _I64)
+    h.cbytes = cbytes if cbytes is not None and cbytes >= 0 else None
+    ts = _field(mv, at["h.typesize_marker"], 0xD2, _I32)
+    h.typesize = ts if ts is not None and 0 < ts else None
+    cs = _field(mv, at["h.chunksize_marker"], 0xD2, _I32)
+    h.chunksize = cs if cs is not None and cs > 0 else None
+    h.header_len = _check_metalayers(mv, h, header_len, report)
+    return h
+
+
+def _check_metalayers(mv: memoryview, h: _Header, header_len: int | None,
+                      report: SalvageReport) -> int | None:
+    """Read the metalayers into ``h`` and return the header length: the
+    field when the metalayers end there, else where they end (the field is
+    then damaged); the field alone when the metalayers are unreadable."""
+    fixed = ff.LEN_FIXED[h.layout]
+    if h.layout not in ff.LAYOUT_WITH_METALAYERS:
+        h.metalayers = {}
+        return header_len
+    at: dict[str, int] = {}
+    try:
+        metas = _metalayers(mv, fixed, len(mv), 0, "frame.metalayers", at)
+    except FormatError as e:
+        report.damage.append(Damage.of(e))
+        return header_len
+    # An empty section is fixarray, uint16 idx, map16, array16: 10 bytes.
+    end = max((at[k] + len(v) for k, v in metas.items()), default=fixed + 10)
+    h.metalayers = metas
+    if header_len != end:
+        said = "is damaged" if header_len is None else f"reads {header_len}"
+        report.notes.append(f"the header_len field {said}, the metalayers end at {end}: "
+                            f"using {end}")
+    return end
+
+
+# ---------------------------------------------------------------------------
+# The trailer's vlmetalayers
+# ---------------------------------------------------------------------------
+
+def _read_vlmeta(mv: memoryview, frame_end: int) -> dict[str, bytes]:
+    """The vlmetalayers of the trailer ending at ``frame_end``, decoded;
+    FormatError when the trailer or one value is unreadable."""
+    tail = frame_end - ff.LEN_TRAILER_TAIL
+    trailer_len = _field(mv, tail, 0xCE, _U32) if tail >= 0 else None
+    if trailer_len is None or not ff.MIN_TRAILER_LEN <= trailer_len <= frame_end:
+        raise FormatError("no trailer length at the end of the input", max(tail, 0),
+                          "frame.trailer.trailer_len", rule=ff.F_TRAILER.id)
+    start = frame_end - trailer_len
+    if mv[start] != 0x94:
+        raise FormatError("no trailer fixarray where the trailer length points", start,
+                          "frame.trailer", rule=ff.F_TRAILER.id)
+    raw = _metalayers(mv, start + ff.LEN_TRAILER_HEAD, frame_end, start,
+                      "frame.trailer.vlmetalayers")
+    out = {}
+    for name, value in raw.items():
+        try:
+            out[name] = _chunk.decompress(value)
+        except FormatError as e:
+            raise FormatError(e.message, start, f"frame.trailer.vlmetalayers[{name!r}]",
+                              rule=e.rule) from None
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Chunks through the index
+# ---------------------------------------------------------------------------
+
+def _decode(mv: memoryview, pos: int, end: int, max_nbytes: int) -> _Found:
+    """The chunk at ``pos`` (it must end by ``end``), decoded; FormatError
+    with input offsets otherwise."""
+    if pos < 0 or pos + _LEN_CHUNK_HEAD > end:
+        raise FormatError(f"a chunk at {pos} does not fit before {end}", max(pos, 0),
+                          "chunk", rule=ff.F_CHUNK.id)
+    _, _, _, typesize, nbytes, _, cbytes = _CHUNK_HEAD.unpack_from(mv, pos)
+    if not _LEN_CHUNK_HEAD <= cbytes <= end - pos:
+        raise FormatError(f"chunk of {cbytes} bytes at {pos} runs past {end}", pos + 12,
+                          "chunk.header.cbytes", rule=ff.F_CHUNK.id)
+    # a copy, not a view: decoding a memoryview slice that fails (an
+    # unsupported codec) leaves a cycle whose collection crashes the
+    # interpreter (blosckit.chunk bug, reported with the salvage work)
+    raw = bytes(mv[pos:pos + cbytes])
+    try:
+        data = _chunk.decompress(raw, max_nbytes=max_nbytes)
+    except FormatError as e:
+        raise e.relocated(pos, "chunk") from None
+    return _Found(pos, raw, len(data), typesize, "scan")
+
+
+def _read_index(mv: memoryview, h: _Header) -> list[int]:
+    """The offsets index's entries (int64, relative to header_len; negative:
+    special), from the chunk at header_len + cbytes; FormatError when it is
+    missing, unreadable or holds the wrong count."""
+    sec = h.section(len(mv))
+    if sec is None:
+        raise FormatError("header_len or cbytes unreadable: the index cannot be located", 0,
+                          "frame.header", rule=ff.F_INDEX.id)
+    start = sec[0] + (h.cbytes or 0)
+    want = h.nchunks()
+    cap = 8 * want if want is not None else SCAN_MAX_NBYTES
+    try:
+        found = _decode(mv, start, len(mv), cap)
+    except FormatError as e:
+        raise e.relocated(0, "frame.offsets") from None
+    raw = _chunk.decompress(found.data, max_nbytes=cap)
+    if len(raw) % 8 or (want is not None and len(raw) != 8 * want):
+        raise FormatError(f"the index holds {len(raw)} bytes for {want} chunks", start + 4,
+                          "frame.offsets", rule=ff.F_INDEX.id)
+    return [e for (e,) in _ENTRY.iter_unpack(raw)]
+
+
+def _special_chunk(entry: int, size: int | None, typesize: int) -> bytes:
+    """The special chunk a special index entry stands for; FormatError when
+    its kind is unknown or its size is (the header does not say it)."""
+    kind = ff.SPECIAL_KINDS.get((entry >> 56) & 0x07)
+    if kind is None or size is None:
+        raise FormatError(f"special entry {entry & (2**64 - 1):#x} cannot be rebuilt",
+                          0, "frame.offsets[]", rule=ff.F_SPECIAL.id)
+    # NaN chunks need float32/float64 items (as Frame.chunk does)
+    ts = typesize if kind != "nan" or typesize in (4, 8) else 4
+    return compress_special(kind, size, typesize=ts)
+
+
+def _by_index(mv: memoryview, h: _Header, entries: list[int],
+              report: SalvageReport) -> list[_Found | None]:
+    """Each index entry's chunk, or None where it fails (reported)."""
+    start, end = h.section(len(mv)) or (0, 0)
+    out: list[_Found | None] = []
+    for i, entry in enumerate(entries):
+        size = h.size_of(i)
+        try:
+            if entry < 0:
+                chunk = _special_chunk(entry, size, h.typesize or 1)
+                out.append(_Found(None, chunk, size or 0, chunk[3], "index", i))
+                continue
+            f = _decode(mv, start + entry, end, size or SCAN_MAX_NBYTES)
+            if size is not None and f.nbytes != size:
+                raise FormatError(f"chunk {i} holds {f.nbytes} bytes, the frame's chunks "
+                                  f"hold {size}", f.offset or 0, "chunk.header.nbytes",
+                                  rule=ff.F_CHUNK.id)
+        except FormatError as e:
+            report.damage.append(Damage.of(e.relocated(0, f"frame.chunks[{i}]")))
+            report.dropped.append(Dropped("chunk", start + entry if entry >= 0 else None,
+                                          None, e.message, i))
+            out.append(None)
+            continue
+        f.found_by, f.source_index = "index", i
+        out.append(f)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The scan
+# ---------------------------------------------------------------------------
+
+def _le32_at_most(bound: int) -> bytes:
+    """A regex for a little-endian int32 in 0..``bound``, by its two high
+    bytes only (a cheap pre-filter: values a little above pass)."""
+    bound = max(0, min(bound, 2**31 - 1))
+    if bound >= 1 << 24:
+        return b".{3}" + _byte_range(bound >> 24)
+    return b".{2}" + _byte_range(bound >> 16) + b"\\x00"
+
+
+def _byte_range(top: int) -> bytes:
+    return b"[\\x00-" + re.escape(bytes([top])) + b"]"
+
+
+def _pattern(typesize: int | None, max_nbytes: int, max_cbytes: int) -> re.Pattern[bytes]:
+    """Candidate 16-byte chunk headers: version 1..6, versionlz and flags,
+    the typesize byte (fixed when known), nbytes and cbytes within their
+    bounds (bytes), a non-negative blocksize.  A lookahead, so overlapping
+    candidates are all seen; DOTALL so that "." is any byte."""
+    ts = re.escape(bytes([typesize])) if typesize is not None and 0 < typesize < 256 else b"."
+    return re.compile(b"(?=[\\x01-\\x06].." + ts + _le32_at_most(max_nbytes)
+                      + b".{3}[\\x00-\\x7f]" + _le32_at_most(max_cbytes) + b")", re.DOTALL)
+
+
+def _scan(mv: memoryview, start: int, end: int, typesize: int | None,
+          max_nbytes: int) -> list[_Found]:
+    """Every chunk that decodes between ``start`` and ``end`` (bytes of the
+    input), in order.  The regex finds candidate headers in C; only those
+    whose sizes fit are decoded; an accepted chunk is skipped whole."""
+    pat = _pattern(typesize, max_nbytes, end - start)
+    found: list[_Found] = []
+    pos = start
+    while pos + _LEN_CHUNK_HEAD <= end:
+        m = pat.search(mv, pos, end)
+        if m is None:
+            break
+        p = m.start()
+        _, _, _, _, nbytes, _, cbytes = _CHUNK_HEAD.unpack_from(mv, p)
+        if _LEN_CHUNK_HEAD <= cbytes <= end - p and nbytes <= max_nbytes:
+            try:
+                f = _decode(mv, p, end, max_nbytes)
+            except FormatError:
+                f = None              # not a chunk (or a damaged one): move on a byte
+            if f is not None:
+                found.append(f)
+                pos = p + cbytes
+                continue
+        pos = p + 1
+    return found
+
+
+def _is_bin32_value(mv: memoryview, f: _Found) -> bool:
+    """True when a msgpack bin32 marker with the chunk's length precedes it:
+    how (vl)metalayer values are stored, never data chunks (the bytes before
+    a data chunk end the previous chunk)."""
+    p = f.offset or 0
+    return p >= 5 and mv[p - 5] == 0xC6 and _U32.unpack_from(mv, p - 4)[0] == len(f.data)
+
+
+def _is_index(f: _Found, base: int | None, before: list[_Found]) -> bool:
+    """True when ``f`` looks like the offsets index of the chunks ``before``
+    it: int64 items (typesize 8), each a special offset or a position below
+    ``f`` counted from ``base`` (the start of the chunks section; when
+    unknown, the base that makes most positions land on found chunks), at
+    least half of the positions being those of chunks found before it."""
+    if f.typesize != 8 or f.nbytes == 0 or f.nbytes % 8 or not before:
+        return False
+    entries = [e for (e,) in _ENTRY.iter_unpack(_chunk.decompress(f.data))]
+    for e in entries:
+        if e < 0 and (e & _LOW56 or ((e >> 56) & 0x07) not in ff.SPECIAL_KINDS):
+            return False
+    positions = [e for e in entries if e >= 0]
+    at = {c.offset or 0 for c in before}
+    # a damaged first chunk hides the section start: try the bases that put
+    # one of the first positions on one of the first chunks found
+    bases = [base] if base is not None else \
+        {c.offset - e for c in before[:4] for e in positions[:4] if c.offset is not None}
+    top = max(positions, default=-1)
+    for b in bases:
+        if b + top >= (f.offset or 0):
+            continue
+        # a sample first: a data chunk of int64 rarely gets past 16 entries
+        sample = positions[:16]
+        if 2 * sum(b + e in at for e in sample) >= len(sample) and \
+                2 * sum(b + e in at for e in positions) >= len(positions):
+            return True
+    return False
+
+
+def _classify(mv: memoryview, found: list[_Found], base: int | None,
+              report: SalvageReport) -> tuple[list[_Found], int | None]:
+    """Split scanned chunks, with no trusted end of the chunks section, into
+    data and the rest: (vl)metalayer values and the offsets index (after
+    which everything is trailer).  Returns the data and where the non-data
+    part starts (None if nothing was excluded)."""
+    data: list[_Found] = []
+    stop: int | None = None
+    for f in found:
+        if stop is not None:
+            what, why = "vlmetalayer-value", "after the offsets index (trailer)"
+        elif _is_bin32_value(mv, f):
+            what, why = "vlmetalayer-value", "stored as a msgpack bin32 value (a metalayer)"
+        elif _is_index(f, base, data):
+            what, why = "index", "the offsets index, not data"
+            stop = f.offset
+        else:
+            data.append(f)
+            continue
+        if stop is None:
+            stop = f.offset
+        report.dropped.append(Dropped(what, f.offset, len(f.data), why))
+    return data, stop
+
+
+def _scan_route(mv: memoryview, h: _Header, report: SalvageReport) -> list[_Found]:
+    """Chunks found by scanning, when the index cannot be used."""
+    sec = h.section(len(mv))
+    start = sec[0] if sec else (h.header_len or 0)
+    end = len(mv)
+    cap = max(h.chunksize or 0, SCAN_MAX_NBYTES)
+    found = _scan(mv, start, end, h.typesize, cap)
+    if not found and h.typesize is not None:
+        # the header's typesize may be the damaged field
+        found = _scan(mv, start, end, None, cap)
+        if found:
+            report.notes.append(f"no chunk has the header's typesize {h.typesize}")
+    if sec is not None:
+        data = [f for f in found if f.end <= sec[1]]
+        for f in found[len(data):]:
+            report.dropped.append(Dropped("index" if _is_index(f, sec[0], data)
+                                          else "vlmetalayer-value", f.offset, len(f.data),
+                                          f"after the chunks section (header_len + cbytes "
+                                          f"= {sec[1]})"))
+        stop: int | None = sec[1]
+    else:
+        data, stop = _classify(mv, found, h.header_len, report)
+    data = _majority_typesize(data, report)
+    _report_gaps(data, start, stop if stop is not None else
+                 (data[-1].end if data else start), report)
+    return data
+
+
+def _majority_typesize(data: list[_Found], report: SalvageReport) -> list[_Found]:
+    """Keep the chunks of the most common typesize (the frame's chunks
+    share it); the others are dropped as foreign."""
+    if not data:
+        return data
+    ts = Counter(f.typesize for f in data).most_common(1)[0][0]
+    for f in data:
+        if f.typesize != ts:
+            report.dropped.append(Dropped("chunk", f.offset, len(f.data),
+                                          f"typesize {f.typesize}, the other chunks' is {ts}"))
+    return [f for f in data if f.typesize == ts]
+
+
+def _report_gaps(data: list[_Found], start: int, stop: int, report: SalvageReport) -> None:
+    """Each stretch of the chunks section where no intact chunk was found."""
+    pos = start
+    for f in data + [None]:
+        at = stop if f is None else (f.offset or 0)
+        if at > pos:
+            report.dropped.append(Dropped("bytes", pos, at - pos, "no intact chunk found here"))
+        if f is not None:
+            pos = max(pos, f.end)
+
+
+def _fill_failed(mv: memoryview, h: _Header, slots: list[_Found | None],
+                 report: SalvageReport) -> list[_Found]:
+    """Scan the chunks section for intact chunks no index entry reaches
+    (orphans).  When there are exactly as many orphans as failed entries,
+    they take those slots in offset order (a compacted frame stores chunks
+    in index order); otherwise they are dropped."""
+    sec = h.section(len(mv))
+    failed = [i for i, s in enumerate(slots) if s is None]
+    if sec is None:
+        return [s for s in slots if s is not None]
+    # an orphan lies between the chunks the index did reach
+    known = sorted((s.offset, s.end) for s in slots if s is not None and s.offset is not None)
+    orphans: list[_Found] = []
+    pos = sec[0]
+    for a, b in known + [(sec[1], sec[1])]:
+        if a > pos:
+            orphans += _scan(mv, pos, a, h.typesize, max(h.chunksize or 0, SCAN_MAX_NBYTES))
+        pos = max(pos, b)
+    if orphans and len(orphans) == len(failed):
+        for i, f in zip(failed, orphans):
+            slots[i] = f
+            report.notes.append(f"chunk found by scan at {f.offset} takes the place of "
+                                f"failed index entry {i}")
+            report.dropped[:] = [d for d in report.dropped if d.source_index != i]
+    else:
+        for f in orphans:
+            report.dropped.append(Dropped("chunk", f.offset, len(f.data),
+                                          "intact, but no index entry says where it belongs"))
+    return [s for s in slots if s is not None]
+
+
+# ---------------------------------------------------------------------------
+# Placing chunks in a fixed-chunksize frame
+# ---------------------------------------------------------------------------
+
+def _place(chunks: list[_Found], h: _Header, report: SalvageReport) -> tuple[list[_Found], int]:
+    """The chunks a fixed-chunksize frame can hold, in order, and that
+    chunk size (bytes): the header's when some chunk has it, else the most
+    common size.  A chunk of another size is dropped, except a shorter last
+    one."""
+    if not chunks:
+        return [], -1
+    sizes = Counter(f.nbytes for f in chunks)
+    size: int = h.chunksize if h.chunksize is not None and h.chunksize in sizes \
+        else sizes.most_common(1)[0][0]
+    if h.chunksize is not None and h.chunksize != size:
+        report.notes.append(f"no chunk holds the header's chunksize {h.chunksize}: using {size}")
+    last = chunks[-1]
+    keep: list[_Found] = []
+    odd: list[_Found] = []
+    for f in chunks:
+        (keep if f.nbytes == size or (f is last and f.nbytes < size) else odd).append(f)
+    for f in odd:
+        report.dropped.append(Dropped("chunk", f.offset, len(f.data),
+                                      f"holds {f.nbytes} bytes among chunks of {size}: a "
+                                      "fixed-chunksize frame cannot place it",
+                                      f.source_index))
+    if len(odd) == 1:
+        report.notes.append(f"only the chunk at {odd[0].offset} differs in size")
+    return keep, size
+
+
+# ---------------------------------------------------------------------------
+# The entry point
+# ---------------------------------------------------------------------------
+
+def salvage(src: Source) -> tuple[bytes, SalvageReport]:
+    """Rebuild a valid contiguous frame from a damaged one.
+
+    ``src``: bytes-like, or a path (read whole; OSError when unreadable).
+    Returns the new frame (bytes, written by
+    :func:`blosckit.build_frame`, which python-blosc2 opens) and a
+    :class:`SalvageReport`: per recovered chunk its index in the new frame,
+    its offset in the input and how it was found; what was dropped and why;
+    the damage (FormatErrors) met.  Never raises for bytes input: garbage
+    gives an empty frame and ``report.nothing_found``.
+
+    Limits: the scan takes chunks in input order (a frame whose index
+    reorders chunks, after inserts, loses that order once the index is
+    gone); special chunks (zeros, NaN, uninit) live only in the index and
+    are lost with it; a corrupted chunk that still decodes (Blosc has no
+    checksum) is kept; a chunk of another size in the middle cannot be
+    placed; a header whose cbytes field is wrong but plausible cuts the
+    section short (the chunks after it are reported as dropped).
+    """
+    mv = _load(src)
+    report = SalvageReport()
+    opened = False
+    try:
+        with open_frame(mv):
+            opened = True
+    except FormatError as e:
+        report.damage.append(Damage.of(e))
+    h = _read_header(mv, report)
+    chunks = [] if opened and h.nbytes == 0 else _chunks(mv, h, report)
+    placed, size = _place(chunks, h, report)
+    for k, f in enumerate(placed):
+        report.recovered.append(Recovered(k, f.offset, f.nbytes, f.found_by, f.source_index))
+    _count_missing(h, len(chunks), report)
+    meta = _keep_metalayers(h, report)
+    vl = _keep_vlmeta(mv, report)
+    report.chunksize = size
+    out = build_frame([f.data for f in placed], metalayers=meta or None,
+                      vlmetalayers=vl or None, chunksize=size if placed else None)
+    if report.nothing_found:
+        report.notes.append("no intact chunk was found")
+    return out, report
+
+
+def _chunks(mv: memoryview, h: _Header, report: SalvageReport) -> list[_Found]:
+    """Chunks through the index when it is readable (the scan fills failed
+    entries), else through the scan."""
+    try:
+        entries = _read_index(mv, h)
+    except FormatError as e:
+        report.damage.append(Damage.of(e))
+        report.notes.append("the offsets index is unusable: chunks found by scanning")
+        return _scan_route(mv, h, report)
+    slots = _by_index(mv, h, entries, report)
+    if any(s is None for s in slots):
+        return _fill_failed(mv, h, slots, report)
+    return [s for s in slots if s is not None]
+
+
+def _count_missing(h: _Header, found: int, report: SalvageReport) -> None:
+    """Say so when the header announces more chunks than were found."""
+    want = h.nchunks()
+    if want is not None and found < want:
+        report.notes.append(f"the header announces {want} chunks, {found} were found intact")
+
+
+def _keep_metalayers(h: _Header, report: SalvageReport) -> dict[str, bytes]:
+    if h.metalayers is None:
+        report.metalayers_kept = False
+        report.dropped.append(Dropped("metalayers", ff.LEN_FIXED[h.layout], None,
+                                      "the header's metalayers are unreadable"))
+        return {}
+    return h.metalayers
+
+
+def _keep_vlmeta(mv: memoryview, report: SalvageReport) -> dict[str, bytes]:
+    """The trailer's vlmetalayers, read from the end of the input, or none
+    (dropped and reported) when the trailer is damaged or cut off."""
+    try:
+        return _read_vlmeta(mv, len(mv))
+    except FormatError as e:
+        report.damage.append(Damage.of(e))
+        report.vlmetalayers_kept = False
+        report.dropped.append(Dropped("vlmetalayers", e.offset, None,
+                                      f"the trailer is unreadable: {e.message}"))
+        return {}
