@@ -301,6 +301,23 @@ DIVERGENCES: tuple[Divergence, ...] = (
 BY_ID: dict[str, Divergence] = {d.id: d for d in DIVERGENCES}
 
 
+def beyond_all_reader_divergences(chunk) -> bool:
+    """True when no reader divergence of the table can apply to ``chunk``,
+    a chunk blosckit reads (V3 is about chunks it refuses; its first 32
+    bytes are enough): a version 4 or 5 chunk with the
+    extended header, not special, lazy or instrumented, whose codec format is
+    not snappy (V10), not memcpyed with use_dict (V11), without bytedelta of
+    meta 0 (V12).  Every reader predicate above needs one of these, so a
+    caller checking thousands of chunks can skip the table for the rest
+    (a test checks this against the predicates)."""
+    if len(chunk) < 32 or chunk[0] not in (4, 5) or chunk[2] & 0x05 != 0x05:
+        return False
+    b2 = chunk[31]
+    if b2 & 0xF8 or chunk[2] >> 5 == 2 or (chunk[2] & 0x02 and b2 & 0x01):
+        return False
+    return not any(chunk[16 + k] in (34, 35) and chunk[24 + k] == 0 for k in range(6))
+
+
 def reader_divergences(chunk, *, operation: str | None = None) -> list[Divergence]:
     """The reader divergences that apply to ``chunk`` (bytes-like); only
     those of ``operation`` ("decompress" / "getitem") when given."""

@@ -227,6 +227,7 @@ class B2nd:
                               "frame.metalayers['b2nd']", rule=ff.B2ND_RULE.id) from e
         self.version, self.dtype_format = version, dtype_format
         self.ndim = ndim
+        self._at = at
         if not (ndim == len(self.shape) == len(self.chunkshape) == len(self.blockshape)) \
                 or any(c <= 0 or b <= 0 or b > c for c, b in zip(self.chunkshape,
                                                                   self.blockshape)) \
@@ -236,19 +237,43 @@ class B2nd:
         self._frame = frame
 
     def read(self) -> bytes:
-        """The array's items in C order (bytes), the chunk and block grid undone."""
+        """The array's items in C order (bytes), the chunk and block grid undone.
+
+        FormatError (F-b2nd) when the chunk grid disagrees with the frame's
+        chunk count, or a chunk's size with the item size: the output is
+        allocated only once the first chunk has shown the item size real."""
         f = self._frame
         ts = f.typesize
         shape, cshape, bshape = self.shape, self.chunkshape, self.blockshape
         total = 1
         for s in shape:
             total *= s
-        out = bytearray(total * ts)
         if total == 0:
-            return bytes(out)
+            return b""
         grid = [-(-s // c) for s, c in zip(shape, cshape)]
+        count = 1
+        for g in grid:
+            count *= g
+        if count != f.nchunks:
+            raise FormatError(f"the b2nd chunk grid {grid} holds {count} chunks, the frame "
+                              f"{f.nchunks}", self._at, "frame.metalayers['b2nd']",
+                              rule=ff.B2ND_RULE.id)
+        # a chunk holds its shape padded up to whole blocks
+        padded = 1
+        for c, b in zip(cshape, bshape):
+            padded *= -(-c // b) * b
+        first = f.decompress_chunk(0)
+        if len(first) != padded * ts:
+            raise FormatError(f"a b2nd chunk of {padded} items of {ts} bytes would hold "
+                              f"{padded * ts} bytes, chunk 0 holds {len(first)}",
+                              self._at, "frame.metalayers['b2nd']", rule=ff.B2ND_RULE.id)
+        out = bytearray(total * ts)
         for ci, corner in enumerate(_grid(grid)):
-            data = memoryview(f.decompress_chunk(ci))
+            data = memoryview(first if ci == 0 else f.decompress_chunk(ci))
+            if len(data) != padded * ts:
+                raise FormatError(f"chunk {ci} holds {len(data)} bytes, a b2nd chunk "
+                                  f"{padded * ts}", self._at, "frame.metalayers['b2nd']",
+                                  rule=ff.B2ND_RULE.id)
             origin = [k * c for k, c in zip(corner, cshape)]
             _place_chunk(out, data, shape, cshape, bshape, origin, ts)
         return bytes(out)

@@ -510,6 +510,14 @@ def _declined(src, nthreads, max_nbytes):
     return None
 
 
+def check_fast(src, table) -> bool:
+    """Whether the fast path accepts the chunk in ``src`` (header, bstarts,
+    dictionary: the reader's rules for the chunks it handles) without
+    decoding anything.  False also when it merely declines the chunk."""
+    s = src if src.__class__ is bytes else _ffi.from_buffer("uint8_t[]", src)
+    return _fast(s, len(s), _NULL, 0, _MAX_NBYTES, 1, table, _NULL) == _DONE
+
+
 def decompress_fast(src, table, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
     """The fast path alone: bytes, or None when it declines or rejects the
     chunk (see :func:`fast_decompressor`)."""
