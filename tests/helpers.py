@@ -527,3 +527,43 @@ def strip(obj):
     if isinstance(obj, list):
         return [strip(v) for v in obj]
     return obj
+
+
+def header_dict(nbytes: int, blocksize: int, *, cbytes=None, typesize: int = 1,
+                compformat: int = 0, udcodec: int = 0, use_dict: bool = False,
+                memcpyed: bool = False, dont_split: bool = True) -> dict:
+    """A version-5 header (extended, no filters) as ``build_chunk`` takes it."""
+    return {
+        "version": 5, "versionlz": 1,
+        "flags": {"compformat": compformat, "dont_split": dont_split, "delta": False,
+                  "bitshuffle": True, "memcpyed": memcpyed, "shuffle": True},
+        "typesize": typesize, "nbytes": nbytes, "blocksize": blocksize, "cbytes": cbytes,
+        "extended": {"filters": [0] * 6, "udcodec": udcodec, "compcode_meta": 0,
+                     "filters_meta": [0] * 6,
+                     "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
+                     "blosc2_flags": {"instrumented": False, "special": 0, "lazy": False,
+                                      "unimplemented": False, "big_endian": False,
+                                      "use_dict": use_dict}},
+    }
+
+
+def stored_blocks(chunk: bytes) -> list:
+    """Each block's streams as stored, read through the ``Stream``
+    declaration up to the next block's start (split or not alike)."""
+    from blosckit.formats import chunk as fc
+    from blosckit.formats import parse
+    info = blosckit.parse_chunk(chunk)
+    order = sorted(range(len(info.bstarts)), key=info.bstarts.__getitem__)
+    ends = {j: (info.bstarts[order[k + 1]] if k + 1 < len(order) else len(chunk))
+            for k, j in enumerate(order)}
+    out = []
+    for j, start in enumerate(info.bstarts):
+        pos, streams = start, []
+        while pos < ends[j]:
+            s = parse(fc.Stream, chunk, pos, f"chunk.blocks[{j}]", rule="B4",
+                      version=info.version)
+            streams.append({"csize": s.csize, "token": s.token, "cdata": s.cdata})
+            pos += fc.LEN_CSIZE + (fc.LEN_TOKEN if s.token is not None else 0) + \
+                max(s.csize, 0)
+        out.append(streams)
+    return out

@@ -26,7 +26,6 @@ import json
 import os
 import pickle
 import random
-import struct
 import sys
 import time
 import traceback
@@ -36,7 +35,7 @@ import numpy as np
 import blosckit
 import blosckit.native as native
 from blosckit import FormatError
-from helpers import mutations, np_bitshuffle, np_shuffle, strip
+from helpers import mutations, np_bitshuffle, np_shuffle, stored_blocks, strip
 
 LONG = os.environ.get("BLOSCKIT_LONG") == "1"
 CAP = 1 << 22                     # max_nbytes of the readers
@@ -277,24 +276,6 @@ def section_builder(run: Run, rng: random.Random) -> list[bytes]:
     return built
 
 
-def blocks_of(chunk: bytes, info) -> list:
-    """Each block's streams as stored (read with the stored csizes)."""
-    order = sorted(range(len(info.bstarts)), key=info.bstarts.__getitem__)
-    ends = {j: (info.bstarts[order[k + 1]] if k + 1 < len(order) else len(chunk))
-            for k, j in enumerate(order)}
-    out = []
-    for j, start in enumerate(info.bstarts):
-        pos, streams = start, []
-        while pos < ends[j]:
-            csize = struct.unpack_from("<i", chunk, pos)[0]
-            token = chunk[pos + 4] if csize < 0 and info.version >= 4 else None
-            streams.append({"csize": csize, "token": token,
-                            "cdata": chunk[pos + 4:pos + 4 + csize] if csize > 0 else None})
-            pos += 4 + max(csize, 0) + (token is not None)
-        out.append(streams)
-    return out
-
-
 def _lies(h: dict, blocks: list, nbytes: int, rng: random.Random):
     """(label, header, blocks, bstarts, dict) variants that lie."""
     def hv(**kw):
@@ -352,7 +333,7 @@ def section_build_chunk(run: Run, chunks: list[bytes], rng: random.Random) -> No
         pool = rng.sample(pool, min(len(pool), 80))
     for c, info in pool:
         h = strip(info.header)
-        blocks = blocks_of(c, info)
+        blocks = stored_blocks(c)
         for lie, h2, b2, bstarts in _lies(h, blocks, info.nbytes, rng):
             label = f"{info.codec}:{info.filters}:ts={info.typesize}:nb={info.nbytes}:{lie}"
             run.note(label, c)

@@ -9,6 +9,7 @@ import pytest
 
 import blosckit
 from blosckit import FormatError, build_chunk, compress, compress_vlblocks, parse_chunk
+from helpers import header_dict, stored_blocks
 
 BLOCK = 64          # bytes per block of the hand-made chunks
 
@@ -16,41 +17,11 @@ BLOCK = 64          # bytes per block of the hand-made chunks
 def header(nbytes: int = 2 * BLOCK, *, cbytes=None, use_dict: bool = False,
            memcpyed: bool = False) -> dict:
     """A version-5 header: 1-byte items, unsplit BLOCK-byte blocks, no filter."""
-    return {
-        "version": 5, "versionlz": 1,
-        "flags": {"compformat": 0, "dont_split": True, "delta": False, "bitshuffle": True,
-                  "memcpyed": memcpyed, "shuffle": True},
-        "typesize": 1, "nbytes": nbytes, "blocksize": BLOCK, "cbytes": cbytes,
-        "extended": {"filters": [0] * 6, "udcodec": 0, "compcode_meta": 0,
-                     "filters_meta": [0] * 6,
-                     "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
-                     "blosc2_flags": {"instrumented": False, "special": 0, "lazy": False,
-                                      "unimplemented": False, "big_endian": False,
-                                      "use_dict": use_dict}},
-    }
+    return header_dict(nbytes, BLOCK, cbytes=cbytes, use_dict=use_dict, memcpyed=memcpyed)
 
 
 DATA = bytes(range(BLOCK)) + bytes(range(100, 100 + BLOCK))
 RAW_BLOCKS = [[DATA[:BLOCK]], [DATA[BLOCK:]]]      # raw streams: csize == block size
-
-
-def blocks_of(chunk: bytes) -> list:
-    """Each block's streams, read with the stored csizes (unsplit or split alike)."""
-    info = parse_chunk(chunk)
-    order = sorted(range(len(info.bstarts)), key=info.bstarts.__getitem__)
-    ends = {j: (info.bstarts[order[k + 1]] if k + 1 < len(order) else len(chunk))
-            for k, j in enumerate(order)}
-    out = []
-    for j, start in enumerate(info.bstarts):
-        pos, streams = start, []
-        while pos < ends[j]:
-            csize = struct.unpack_from("<i", chunk, pos)[0]
-            token = chunk[pos + 4] if csize < 0 and info.version >= 4 else None
-            streams.append({"csize": csize, "token": token,
-                            "cdata": chunk[pos + 4:pos + 4 + csize] if csize > 0 else None})
-            pos += 4 + max(csize, 0) + (token is not None)
-        out.append(streams)
-    return out
 
 
 def rule_of(chunk: bytes) -> tuple[str | None, int]:
@@ -81,8 +52,8 @@ def test_compressed_chunk_round_trips(kw):
     data = np.arange(40_000, dtype="<i8").tobytes()
     chunk = compress(data, **kw)
     info = parse_chunk(chunk)
-    assert build_chunk(info.header, blocks_of(chunk)) == chunk
-    assert build_chunk(info.header, blocks_of(chunk), check=False) == chunk
+    assert build_chunk(info.header, stored_blocks(chunk)) == chunk
+    assert build_chunk(info.header, stored_blocks(chunk), check=False) == chunk
 
 
 def test_dict_chunk_round_trips():
@@ -90,7 +61,7 @@ def test_dict_chunk_round_trips():
     chunk = compress(data, typesize=8, codec="zstd", dict=True)
     info = parse_chunk(chunk)
     assert info.dict
-    assert build_chunk(info.header, blocks_of(chunk), dict=info.dict) == chunk
+    assert build_chunk(info.header, stored_blocks(chunk), dict=info.dict) == chunk
 
 
 def test_raw_and_vl_chunks_round_trip():

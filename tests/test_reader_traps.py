@@ -9,7 +9,7 @@ import pytest
 
 import blosckit
 from blosckit import chunk as reader
-from helpers import b2_compress, dataset
+from helpers import b2_compress, dataset, header_dict
 
 
 def test_getitem_rejects_non_integers():
@@ -89,18 +89,8 @@ def test_codec_failures_are_explained_in_words():
 def test_zero_runs_hold_no_memory_after_hostile_chunks():
     # chunks claiming huge zero streams: the reader's zero source stays small
     for nbytes in (1 << 20, 64 << 20):
-        chunk = blosckit.build_chunk(
-            {"version": 5, "versionlz": 1,
-             "flags": {"compformat": 1, "dont_split": True, "delta": False,
-                       "bitshuffle": True, "memcpyed": False, "shuffle": True},
-             "typesize": 1, "nbytes": nbytes, "blocksize": nbytes, "cbytes": None,
-             "extended": {"filters": [0] * 6, "udcodec": 1, "compcode_meta": 0,
-                          "filters_meta": [0] * 6,
-                          "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
-                          "blosc2_flags": {"instrumented": False, "special": 0, "lazy": False,
-                                           "unimplemented": False, "big_endian": False,
-                                           "use_dict": False}}},
-            [[{"csize": 0}]])
+        chunk = blosckit.build_chunk(header_dict(nbytes, nbytes, compformat=1, udcodec=1),
+                                     [[{"csize": 0}]])
         with reader.python_reader():
             assert blosckit.decompress(chunk) == bytes(nbytes)
     assert len(reader._ZEROS) <= 1 << 16
