@@ -89,3 +89,52 @@ def test_sframe_directories_validate(tmp_path):
     chunk.write_bytes(data)
     assert [(p.rule, p.path) for p in blosckit.validate(path)] == [
         ("T-flags2", "frame.chunks[1].header.extended.blosc2_flags2")]
+
+
+def test_shallow_validation_finds_what_the_python_rules_find():
+    """validate(deep=False) checks most chunks in one native call; on damaged
+    frames it must report exactly what the all-Python rules report."""
+    from blosckit import chunk as reader
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    blobs = []
+    for i in range(f.nchunks):
+        start = f.header_len + f.offsets[i]
+        for pos in range(start, start + 48):
+            for bit in (0, 3, 6):
+                b = bytearray(fr)
+                b[pos] ^= 1 << bit
+                blobs.append(bytes(b))
+    differ = []
+    for blob in blobs:
+        fast = blosckit.validate(blob, deep=False)
+        with reader.python_reader():
+            slow = blosckit.validate(blob, deep=False)
+        if fast != slow:
+            differ.append((fast, slow))
+    assert differ == []
+
+
+def test_shallow_validation_of_damaged_chunks():
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    bad = bytearray(fr)
+    s3 = f.header_len + f.offsets[3]
+    bad[s3 + 30] |= 0x40                      # reserved blosc2_flags2 bit
+    s1 = f.header_len + f.offsets[1]
+    bad[s1 + 4:s1 + 8] = struct.pack("<i", 8000)     # chunk 1 claims twice the bytes
+    rules = {(p.rule, p.path) for p in blosckit.validate(bytes(bad), deep=False)}
+    assert ("T-flags2", "frame.chunks[3].header.extended.blosc2_flags2") in rules
+    assert any(r[1].startswith("frame.chunks[1]") for r in rules), rules
+
+
+def test_the_c_prefilter_equals_the_python_one():
+    from blosckit import divergences, native
+    from helpers import small_chunks
+    for name, base in small_chunks().items():
+        for pos in range(min(32, len(base))):
+            for value in range(0, 256, 5):
+                c = bytearray(base)
+                c[pos] = value
+                assert native.beyond_divergences(bytes(c)) == \
+                    divergences.beyond_all_reader_divergences(c), (name, pos, value)

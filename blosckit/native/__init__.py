@@ -518,6 +518,25 @@ def check_fast(src, table) -> bool:
     return _fast(s, len(s), _NULL, 0, _MAX_NBYTES, 1, table, _NULL) == _DONE
 
 
+def check_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: int,
+                 table) -> bytes:
+    """One status byte per chunk of a contiguous frame (``section``: its
+    chunks section; ``offsets``: the decoded index, n little-endian int64):
+    BK_CHECK_OK, BK_CHECK_SPECIAL or BK_CHECK_PYTHON (see framecheck.c)."""
+    if len(offsets) < 8 * n:
+        raise ValueError("check_chunks: fewer offsets than chunks")
+    status = bytearray(n)
+    _lib.bk_check_chunks(_ffi.from_buffer("uint8_t[]", section), len(section),
+                         _ffi.cast("int64_t *", _ffi.from_buffer("uint8_t[]", offsets)), n,
+                         chunksize, last_nbytes, table, _ffi.from_buffer("uint8_t[]", status))
+    return bytes(status)
+
+
+def beyond_divergences(chunk) -> bool:
+    """The C twin of divergences.beyond_all_reader_divergences (tests only)."""
+    return bool(_lib.bk_beyond_divergences(_ffi.from_buffer("uint8_t[]", chunk), len(chunk)))
+
+
 def decompress_fast(src, table, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
     """The fast path alone: bytes, or None when it declines or rejects the
     chunk (see :func:`fast_decompressor`)."""

@@ -129,3 +129,17 @@ int bk_fast_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t d
 int bk_fast_decompress_at(const uint8_t *src, size_t srclen, uintptr_t dst, size_t dstlen,
                           int32_t max_nbytes, int nthreads, const bk_codec_table *table,
                           int32_t *nbytes);
+
+/* framecheck.c: every chunk of a contiguous frame checked in one call;
+ * status per chunk: OK (the reader's rules hold, the frame's size, no
+ * divergence possible), SPECIAL (a special offset), PYTHON (anything else:
+ * the Python validator explains it) */
+enum {
+  BK_CHECK_OK = 0,
+  BK_CHECK_PYTHON = 1,
+  BK_CHECK_SPECIAL = 2
+};
+void bk_check_chunks(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
+                     int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
+                     uint8_t *status);
+int bk_beyond_divergences(const uint8_t *chunk, size_t len);
