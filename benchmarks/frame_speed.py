@@ -7,6 +7,9 @@ blosckit time, above 1: blosckit faster):
 - open a 10,000-chunk frame file and read one vlmetalayer (target: blosckit
   at most half python-blosc2's time, reading no chunk);
 - decompress every chunk of it;
+- validate it without decoding blocks (blosckit ``validate(deep=False)``; target
+  at most 50 ms) beside python-blosc2's own structural check, opening it;
+- validate it decoding every block, beside python-blosc2 decompressing it all;
 - build a 10,000-chunk contiguous frame in memory from compressed chunks
   (target: blosckit at least 100x faster).
 """
@@ -56,6 +59,14 @@ def main(argv=None) -> None:
         sc = blosc2.open(str(path), mode="r")
         assert f.decompress() == data.tobytes()
         row("decompress every chunk", *best_pair(f.decompress, lambda: sc[:], args.repeat))
+
+        assert blosckit.validate(path, deep=False) == []
+        row("validate, no block decoded (blosc2: open)",
+            *best_pair(lambda: blosckit.validate(path, deep=False),
+                       lambda: blosc2.open(str(path), mode="r"), args.repeat))
+        row("validate, every block decoded (blosc2: [:])",
+            *best_pair(lambda: blosckit.validate(path),
+                       lambda: blosc2.open(str(path), mode="r")[:], args.repeat))
 
         chunks = [f.chunk(i) for i in range(n)]
 

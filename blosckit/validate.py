@@ -74,16 +74,17 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
 
 
 def _chunks_to_check(f: _frame.Frame, deep: bool):
-    """The chunks the Python rules must look at.  Without ``deep``, one
-    native call checks every chunk of a contiguous frame of fixed chunk
-    size (the reader's rules in C, the frame's chunk size, no divergence
-    possible) and only the others are left."""
+    """The chunks the Python rules must look at.  One native call checks
+    every chunk of a contiguous frame of fixed chunk size (the reader's
+    rules in C, decoding every block when ``deep``; the frame's chunk size;
+    no divergence possible) and only the others are left."""
     table = _chunk._FAST[0]
-    if deep or table is None or f._dir is not None or f.chunksize <= 0 or not f.nchunks:
+    if table is None or f._dir is not None or f.chunksize <= 0 or not f.nchunks:
         return range(f.nchunks)
     last = f.nbytes - f.chunksize * (f.nchunks - 1)
     section = f._mv[f.header_len:f.header_len + f.cbytes]
-    status = native.check_chunks(section, f._offsets.raw, f.nchunks, f.chunksize, last, table)
+    status = native.check_chunks(section, f._offsets.raw, f.nchunks, f.chunksize, last, table,
+                                 deep)
     ok = native._lib.BK_CHECK_OK
     return [i for i, s in enumerate(status) if s != ok]
 

@@ -519,16 +519,19 @@ def check_fast(src, table) -> bool:
 
 
 def check_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: int,
-                 table) -> bytes:
+                 table, deep: bool = False) -> bytes:
     """One status byte per chunk of a contiguous frame (``section``: its
     chunks section; ``offsets``: the decoded index, n little-endian int64):
-    BK_CHECK_OK, BK_CHECK_SPECIAL or BK_CHECK_PYTHON (see framecheck.c)."""
+    BK_CHECK_OK, BK_CHECK_SPECIAL or BK_CHECK_PYTHON (see framecheck.c).
+    ``deep`` decodes every block (into one chunksize scratch buffer)."""
     if len(offsets) < 8 * n:
         raise ValueError("check_chunks: fewer offsets than chunks")
     status = bytearray(n)
+    scratch = _ffi.new("uint8_t[]", chunksize) if deep else _ffi.NULL
     _lib.bk_check_chunks(_ffi.from_buffer("uint8_t[]", section), len(section),
                          _ffi.cast("int64_t *", _ffi.from_buffer("uint8_t[]", offsets)), n,
-                         chunksize, last_nbytes, table, _ffi.from_buffer("uint8_t[]", status))
+                         chunksize, last_nbytes, table, scratch, chunksize if deep else 0,
+                         _ffi.from_buffer("uint8_t[]", status))
     return bytes(status)
 
 

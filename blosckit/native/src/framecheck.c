@@ -1,9 +1,10 @@
-/* Checking every chunk of a contiguous frame in one call (validate with
- * deep=False on frames of thousands of chunks).
+/* Checking every chunk of a contiguous frame in one call (validate on
+ * frames of thousands of chunks).
  *
- * Each regular chunk goes through the one-call reader's check-only mode
- * (fastpath.c: header, bstarts and dictionary, the reader's rules for the
- * chunks it handles).  A chunk passes only when that check accepts it,
+ * Each regular chunk goes through the one-call reader (fastpath.c, the
+ * reader's rules for the chunks it handles): without scratch in its
+ * check-only mode (header, bstarts and dictionary), with scratch (at least
+ * chunksize bytes) decoding every block into it.  A chunk passes only when that check accepts it,
  * when it holds the bytes the frame says, and when none of the reader
  * divergences of blosckit's table can apply to it; every other chunk is
  * left to the Python validator, which explains what is wrong.
@@ -31,7 +32,7 @@ int bk_beyond_divergences(const uint8_t *chunk, size_t len) {
 
 void bk_check_chunks(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
                      int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
-                     uint8_t *status) {
+                     uint8_t *scratch, size_t scratch_len, uint8_t *status) {
   for (int32_t i = 0; i < n; i++) {
     int64_t off = offsets[i];
     int64_t want = (i == n - 1) ? last_nbytes : (int64_t)chunksize;
@@ -41,7 +42,7 @@ void bk_check_chunks(const uint8_t *section, int64_t len, const int64_t *offsets
       continue;
     }
     if (off > len - 32 ||
-        bk_fast_decompress(section + off, (size_t)(len - off), NULL, 0, INT32_MAX, 1, table,
+        bk_fast_decompress(section + off, (size_t)(len - off), scratch, scratch_len, INT32_MAX, 1, table,
                            &nbytes) != BK_FAST_DONE ||
         nbytes != want || !beyond_divergences(section + off)) {
       status[i] = BK_CHECK_PYTHON;
