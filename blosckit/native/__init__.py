@@ -535,6 +535,21 @@ def check_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: i
     return bytes(status)
 
 
+def decode_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: int, table,
+                  nthreads: int, dst: bytearray) -> bytes:
+    """Decode n chunks of a contiguous frame into ``dst`` (chunk i at
+    ``i * chunksize``; ``dst`` holds ``chunksize * (n - 1) + last_nbytes``
+    bytes): one status byte per chunk, as :func:`check_chunks`."""
+    if len(offsets) < 8 * n or len(dst) != chunksize * (n - 1) + last_nbytes:
+        raise ValueError("decode_chunks: offsets or dst do not match n")
+    status = bytearray(n)
+    _lib.bk_decode_chunks(_ffi.from_buffer("uint8_t[]", section), len(section),
+                          _ffi.cast("int64_t *", _ffi.from_buffer("uint8_t[]", offsets)), n,
+                          chunksize, last_nbytes, table, nthreads,
+                          _ffi.from_buffer("uint8_t[]", dst), _ffi.from_buffer("uint8_t[]", status))
+    return bytes(status)
+
+
 def beyond_divergences(chunk) -> bool:
     """The C twin of divergences.beyond_all_reader_divergences (tests only)."""
     return bool(_lib.bk_beyond_divergences(_ffi.from_buffer("uint8_t[]", chunk), len(chunk)))

@@ -142,4 +142,7 @@ enum {
 void bk_check_chunks(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
                      int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
                      uint8_t *scratch, size_t scratch_len, uint8_t *status);
+void bk_decode_chunks(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
+                      int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
+                      int nthreads, uint8_t *dst, uint8_t *status);
 int bk_beyond_divergences(const uint8_t *chunk, size_t len);

@@ -26,6 +26,30 @@ static int beyond_divergences(const uint8_t *c) {
   return 1;
 }
 
+/* Decoding a run of chunks of a contiguous frame into one buffer (chunk i
+ * at dst + i * chunksize): status OK for each chunk decoded whole at the
+ * frame's size, SPECIAL for special offsets, PYTHON for the rest, which the
+ * Python reader decodes or explains.  No divergence filter: decoding
+ * follows the format, as the Python reader does. */
+void bk_decode_chunks(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
+                      int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
+                      int nthreads, uint8_t *dst, uint8_t *status) {
+  for (int32_t i = 0; i < n; i++) {
+    int64_t off = offsets[i];
+    int64_t want = (i == n - 1) ? last_nbytes : (int64_t)chunksize;
+    int32_t nbytes = -1;
+    if (off < 0) {
+      status[i] = BK_CHECK_SPECIAL;
+      continue;
+    }
+    status[i] = (off <= len - 32 &&
+                 bk_fast_decompress(section + off, (size_t)(len - off),
+                                    dst + (int64_t)i * chunksize, (size_t)want, (int32_t)want,
+                                    nthreads, table, &nbytes) == BK_FAST_DONE &&
+                 nbytes == want) ? BK_CHECK_OK : BK_CHECK_PYTHON;
+  }
+}
+
 int bk_beyond_divergences(const uint8_t *chunk, size_t len) {
   return len >= 32 && beyond_divergences(chunk);
 }
