@@ -67,6 +67,9 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
             out.append(Problem("error", e.offset, e.path, e.message, e.rule or "?"))
     if _errors(out):
         return out
+    start, end = f._index             # C-Blosc2 decodes the index as any chunk
+    if end > start and not divergences.beyond_all_reader_divergences(mv[start:end]):
+        out += [p.relocated(start, "frame.offsets") for p in divergence_warnings(mv[start:end])]
     _check_b2nd_grid(f, out)
     for i in _chunks_to_check(f, deep):
         out += _check_frame_chunk(f, i, deep)

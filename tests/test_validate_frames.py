@@ -167,3 +167,20 @@ def test_deep_validation_finds_what_the_python_rules_find(codec):
             differ.append((pos - start, fast, slow))
     assert differ == []
     assert found > 0                 # some damage is caught by decoding
+
+
+def test_a_divergence_in_the_index_chunk_is_reported():
+    """C-Blosc2 decodes the offsets index with its chunk reader, so the chunk
+    divergences apply to it: a raw (memcpyed) index with use_dict set is
+    refused by C-Blosc2 (V11); blosckit reads it and warns."""
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    start = f._index[0]
+    assert fr[start + 2] & 0x02                  # python-blosc2 stores the index raw
+    bad = bytearray(fr)
+    bad[start + 31] |= 0x01                      # use_dict
+    with pytest.raises(Exception):
+        blosc2.schunk_from_cframe(bytes(bad))[:]
+    assert blosckit.open_frame(bytes(bad)).decompress() == blosc2.schunk_from_cframe(fr)[:]
+    assert [(p.severity, p.rule, p.path, p.offset) for p in blosckit.validate(bytes(bad))] == [
+        ("warning", "V11", "frame.offsets", start)]
