@@ -10,6 +10,8 @@ says which), and blosckit part ways, with the predicate that recognises it:
   ``(chunk_bytes, parsed) -> bool``, ``parsed`` being ``parse_chunk(chunk)``
   or None when the chunk does not parse (a few cases are exactly such
   chunks).
+* ``side="index"``: C-Blosc2 cannot read a frame whose offsets index is
+  such a chunk, though the chunk itself decodes alike (``parsed`` is None).
 * ``side="writer"``: for the same ``compress`` parameters C-Blosc2 writes
   other bytes, or a chunk it cannot read.  The predicate takes the
   parameters as a dict (keys of ``compress``: ``codec``, ``clevel``,
@@ -37,7 +39,7 @@ _I32 = struct.Struct("<i")
 class Divergence:
     id: str
     title: str
-    side: str                       # "reader" | "writer"
+    side: str                       # "reader" | "writer" | "index" (a frame's offsets chunk)
     predicate: Callable[..., bool]
     operation: str = "decompress"   # readers: "decompress" | "getitem"
     c_blosc2: str = C_BLOSC2_SEEN   # the version of ``library`` seen to diverge
@@ -177,6 +179,11 @@ def _bytedelta_meta0(chunk: bytes, parsed) -> bool:
 
 # C-Blosc 1.21 (the last Blosc1 library) reads a chunk of version <= 2 only
 # when it looks exactly like what it writes; an empty chunk it returns at once.
+def _index_typesize(chunk: bytes, parsed) -> bool:
+    # C-Blosc2 fetches each offset as one item of the index chunk's typesize
+    return len(chunk) > 3 and chunk[3] != 8
+
+
 def _blosc1_reads(parsed) -> bool:
     return parsed is not None and parsed.version <= 2 and parsed.nbytes > 0
 
@@ -273,6 +280,7 @@ DIVERGENCES: tuple[Divergence, ...] = (
                "reader", _memcpyed_dict),
     Divergence("V12", "bytedelta with meta 0 in a chunk read on its own", "reader",
                _bytedelta_meta0),
+    Divergence("V13", "frame offsets index whose typesize is not 8", "index", _index_typesize),
     Divergence("L1", "version-1 chunk (C-Blosc 1.21 reads version 2 only)", "reader",
                _blosc1_version1, c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
     Divergence("L2", "versionlz other than 1", "reader", _blosc1_versionlz,
@@ -329,6 +337,13 @@ def reader_divergences(chunk, *, operation: str | None = None) -> list[Divergenc
         parsed = None
     return [d for d in DIVERGENCES if d.side == "reader"
             and (operation is None or d.operation == operation) and d.predicate(data, parsed)]
+
+
+def index_divergences(chunk) -> list[Divergence]:
+    """The divergences that apply to ``chunk`` (bytes-like) as a frame's
+    offsets index, beyond those of any chunk (:func:`reader_divergences`)."""
+    data = bytes(chunk)
+    return [d for d in DIVERGENCES if d.side == "index" and d.predicate(data, None)]
 
 
 def writer_divergence(params: dict[str, Any]) -> Divergence | None:

@@ -28,13 +28,16 @@ def _read_source(src) -> memoryview:
     return _view(src)
 
 
-def divergence_warnings(mv: memoryview) -> list[Problem]:
+def divergence_warnings(mv: memoryview, *, index: bool = False) -> list[Problem]:
     """A warning for each known divergence of C-Blosc2 (or, for chunk versions
-    1-2, C-Blosc 1.x) in decoding the (valid) chunk in ``mv``: the library
-    refuses it or returns other data."""
+    1-2, C-Blosc 1.x) in decoding the (valid) chunk in ``mv`` (``index``: as
+    a frame's offsets index): the library refuses it or returns other data."""
+    found = divergences.reader_divergences(mv, operation="decompress")
+    if index:
+        found += divergences.index_divergences(mv)
     return [Problem("warning", 0, "chunk", f"{d.library} {d.c_blosc2} refuses or misreads "
                     f"this chunk: {d.title} (blosckit reads it; see {d.anchor})", d.id)
-            for d in divergences.reader_divergences(mv, operation="decompress")]
+            for d in found]
 
 
 def _errors(problems: list[Problem]) -> bool:
@@ -68,8 +71,9 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
     if _errors(out):
         return out
     start, end = f._index             # C-Blosc2 decodes the index as any chunk
-    if end > start and not divergences.beyond_all_reader_divergences(mv[start:end]):
-        out += [p.relocated(start, "frame.offsets") for p in divergence_warnings(mv[start:end])]
+    if end > start:
+        out += [p.relocated(start, "frame.offsets")
+                for p in divergence_warnings(mv[start:end], index=True)]
     _check_b2nd_grid(f, out)
     for i in _chunks_to_check(f, deep):
         out += _check_frame_chunk(f, i, deep)

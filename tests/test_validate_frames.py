@@ -184,3 +184,17 @@ def test_a_divergence_in_the_index_chunk_is_reported():
     assert blosckit.open_frame(bytes(bad)).decompress() == blosc2.schunk_from_cframe(fr)[:]
     assert [(p.severity, p.rule, p.path, p.offset) for p in blosckit.validate(bytes(bad))] == [
         ("warning", "V11", "frame.offsets", start)]
+
+
+@pytest.mark.parametrize("typesize", [1, 4, 9, 255])
+def test_an_index_typesize_other_than_8_is_reported(typesize):
+    """C-Blosc2 fetches offsets as items of the index chunk's typesize (V13)."""
+    fr = _frame()
+    start = blosckit.open_frame(fr)._index[0]
+    bad = bytearray(fr)
+    bad[start + 3] = typesize
+    with pytest.raises(Exception):
+        blosc2.schunk_from_cframe(bytes(bad))[:]
+    assert blosckit.open_frame(bytes(bad)).decompress() == blosc2.schunk_from_cframe(fr)[:]
+    assert [(p.severity, p.rule, p.path, p.offset) for p in blosckit.validate(bytes(bad))] == [
+        ("warning", "V13", "frame.offsets", start)]
