@@ -26,14 +26,13 @@ static int beyond_divergences(const uint8_t *c) {
   return 1;
 }
 
-/* Decoding a run of chunks of a contiguous frame into one buffer (chunk i
- * at dst + i * chunksize): status OK for each chunk decoded whole at the
- * frame's size, SPECIAL for special offsets, PYTHON for the rest, which the
- * Python reader decodes or explains.  No divergence filter: decoding
- * follows the format, as the Python reader does. */
-void bk_decode_chunks(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
-                      int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
-                      int nthreads, uint8_t *dst, uint8_t *status) {
+/* The loop of both entry points: chunk i goes to dst + i * stride (dst
+ * NULL: checked only), must hold the frame's bytes for it and, with
+ * `filtered`, be beyond every reader divergence. */
+static void each_chunk(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
+                       int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
+                       int nthreads, uint8_t *dst, int64_t stride, int filtered,
+                       uint8_t *status) {
   for (int32_t i = 0; i < n; i++) {
     int64_t off = offsets[i];
     int64_t want = (i == n - 1) ? last_nbytes : (int64_t)chunksize;
@@ -44,34 +43,35 @@ void bk_decode_chunks(const uint8_t *section, int64_t len, const int64_t *offset
     }
     status[i] = (off <= len - 32 &&
                  bk_fast_decompress(section + off, (size_t)(len - off),
-                                    dst + (int64_t)i * chunksize, (size_t)want, (int32_t)want,
-                                    nthreads, table, &nbytes) == BK_FAST_DONE &&
-                 nbytes == want) ? BK_CHECK_OK : BK_CHECK_PYTHON;
+                                    dst ? dst + i * stride : NULL, dst ? (size_t)want : 0,
+                                    INT32_MAX, nthreads, table, &nbytes) == BK_FAST_DONE &&
+                 nbytes == want && (!filtered || beyond_divergences(section + off)))
+                    ? BK_CHECK_OK : BK_CHECK_PYTHON;
   }
+}
+
+/* Decoding a run of chunks into one buffer (chunk i at dst + i * chunksize).
+ * No divergence filter: decoding follows the format, as the Python reader
+ * does; the Python reader decodes or explains every chunk not OK. */
+void bk_decode_chunks(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
+                      int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
+                      int nthreads, uint8_t *dst, uint8_t *status) {
+  each_chunk(section, len, offsets, n, chunksize, last_nbytes, table, nthreads, dst, chunksize,
+             0, status);
 }
 
 int bk_beyond_divergences(const uint8_t *chunk, size_t len) {
   return len >= 32 && beyond_divergences(chunk);
 }
 
+/* Checking for validate: scratch (deep; at least chunksize bytes, reused by
+ * every chunk) or NULL (header, bstarts and dictionary only). */
 void bk_check_chunks(const uint8_t *section, int64_t len, const int64_t *offsets, int32_t n,
                      int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
                      uint8_t *scratch, size_t scratch_len, uint8_t *status) {
-  for (int32_t i = 0; i < n; i++) {
-    int64_t off = offsets[i];
-    int64_t want = (i == n - 1) ? last_nbytes : (int64_t)chunksize;
-    int32_t nbytes = -1;
-    if (off < 0) {
-      status[i] = BK_CHECK_SPECIAL;
-      continue;
-    }
-    if (off > len - 32 ||
-        bk_fast_decompress(section + off, (size_t)(len - off), scratch, scratch_len, INT32_MAX, 1, table,
-                           &nbytes) != BK_FAST_DONE ||
-        nbytes != want || !beyond_divergences(section + off)) {
-      status[i] = BK_CHECK_PYTHON;
-      continue;
-    }
-    status[i] = BK_CHECK_OK;
+  if (scratch != NULL && scratch_len < (size_t)chunksize) {
+    for (int32_t i = 0; i < n; i++) status[i] = BK_CHECK_PYTHON;
+    return;
   }
+  each_chunk(section, len, offsets, n, chunksize, last_nbytes, table, 1, scratch, 0, 1, status);
 }
