@@ -177,13 +177,13 @@ def _bytedelta_meta0(chunk: bytes, parsed) -> bool:
         slot in (34, 35) and meta == 0 for slot, meta in zip(parsed.slots, parsed.filters_meta))
 
 
-# C-Blosc 1.21 (the last Blosc1 library) reads a chunk of version <= 2 only
-# when it looks exactly like what it writes; an empty chunk it returns at once.
 def _index_typesize(chunk: bytes, parsed) -> bool:
     # C-Blosc2 fetches each offset as one item of the index chunk's typesize
     return len(chunk) > 3 and chunk[3] != 8
 
 
+# C-Blosc 1.21 (the last Blosc1 library) reads a chunk of version <= 2 only
+# when it looks exactly like what it writes; an empty chunk it returns at once.
 def _blosc1_reads(parsed) -> bool:
     return parsed is not None and parsed.version <= 2 and parsed.nbytes > 0
 

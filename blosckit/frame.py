@@ -552,14 +552,12 @@ class Frame:
     def decompress(self, *, nthreads: int = 1) -> bytes:
         """Every chunk's data in chunk order (what python-blosc2's
         ``schunk[:]`` returns)."""
-        table = _chunk._FAST[0]
-        n, size = self.nchunks, self.chunksize
-        last = self.nbytes - size * (n - 1)
-        if table is None or self._dir is not None or size <= 0 or not 0 < last <= size:
+        n, size, batch = self.nchunks, self.chunksize, self._native_batch()
+        if batch is None:
             return b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(n))
+        section, last, table = batch
         # One native call per group of chunks; groups bound what a lying
         # header makes us allocate before the first chunk is found wrong.
-        section = self._mv[self.header_len:self.header_len + self.cbytes]
         raw, per, parts = self._offsets.raw, max(1, _DECODE_GROUP // size), []
         for a in range(0, n, per):
             b = min(n, a + per)
@@ -572,6 +570,16 @@ class Frame:
                 out[k * size:k * size + len(data)] = data
             parts.append(out)
         return b"".join(parts)
+
+    def _native_batch(self):
+        """(chunks section, last chunk's nbytes, codec table) when the
+        native calls over many chunks apply: a contiguous frame of fixed
+        chunk size whose sizes agree, with the native reader built; else None."""
+        table, n, size = _chunk._FAST[0], self.nchunks, self.chunksize
+        last = self.nbytes - size * (n - 1)
+        if table is None or self._dir is not None or size <= 0 or not n or not 0 < last <= size:
+            return None
+        return self._mv[self.header_len:self.header_len + self.cbytes], last, table
 
     @property
     def _vlraw(self) -> dict[str, bytes]:

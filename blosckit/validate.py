@@ -85,11 +85,10 @@ def _chunks_to_check(f: _frame.Frame, deep: bool):
     every chunk of a contiguous frame of fixed chunk size (the reader's
     rules in C, decoding every block when ``deep``; the frame's chunk size;
     no divergence possible) and only the others are left."""
-    table = _chunk._FAST[0]
-    if table is None or f._dir is not None or f.chunksize <= 0 or not f.nchunks:
+    batch = f._native_batch()
+    if batch is None:
         return range(f.nchunks)
-    last = f.nbytes - f.chunksize * (f.nchunks - 1)
-    section = f._mv[f.header_len:f.header_len + f.cbytes]
+    section, last, table = batch
     status = native.check_chunks(section, f._offsets.raw, f.nchunks, f.chunksize, last, table,
                                  deep)
     ok = native._lib.BK_CHECK_OK

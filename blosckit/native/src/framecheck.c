@@ -1,13 +1,13 @@
-/* Checking every chunk of a contiguous frame in one call (validate on
- * frames of thousands of chunks).
+/* Every chunk of a contiguous frame in one call: checked (validate on
+ * frames of thousands of chunks) or decoded (Frame.decompress).
  *
  * Each regular chunk goes through the one-call reader (fastpath.c, the
- * reader's rules for the chunks it handles): without scratch in its
- * check-only mode (header, bstarts and dictionary), with scratch (at least
- * chunksize bytes) decoding every block into it.  A chunk passes only when that check accepts it,
- * when it holds the bytes the frame says, and when none of the reader
- * divergences of blosckit's table can apply to it; every other chunk is
- * left to the Python validator, which explains what is wrong.
+ * reader's rules for the chunks it handles): without a destination in its
+ * check-only mode (header, bstarts and dictionary), with one decoding every
+ * block.  A chunk passes only when the reader accepts it and it holds the
+ * bytes the frame says; for validate, also when none of the reader
+ * divergences of blosckit's table can apply to it.  Every other chunk is
+ * left to the Python reader and rules, which explain what is wrong.
  */
 #include <stdint.h>
 
