@@ -12,6 +12,10 @@ says which), and blosckit part ways, with the predicate that recognises it:
   chunks).
 * ``side="index"``: C-Blosc2 cannot read a frame whose offsets index is
   such a chunk, though the chunk itself decodes alike (``parsed`` is None).
+* ``side="frame"``: C-Blosc2 (or python-blosc2, ``library`` says which)
+  refuses a frame blosckit reads, for a reason outside its chunks.  The
+  predicate takes the open ``Frame`` and returns where the cause sits, a
+  list of ``(offset, path)`` (empty: it does not apply).
 * ``side="writer"``: for the same ``compress`` parameters C-Blosc2 writes
   other bytes, or a chunk it cannot read.  The predicate takes the
   parameters as a dict (keys of ``compress``: ``codec``, ``clevel``,
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .errors import FormatError
+from .formats.rules import OFFSETS
 
 C_BLOSC2_SEEN = "3.3.5"
 C_BLOSC1_SEEN = "1.21.7"
@@ -39,8 +44,8 @@ _I32 = struct.Struct("<i")
 class Divergence:
     id: str
     title: str
-    side: str                       # "reader" | "writer" | "index" (a frame's offsets chunk)
-    predicate: Callable[..., bool]
+    side: str                       # "reader" | "writer" | "index" | "frame"
+    predicate: Callable[..., Any]     # bool; for frames, a list of (offset, path)
     operation: str = "decompress"   # readers: "decompress" | "getitem"
     c_blosc2: str = C_BLOSC2_SEEN   # the version of ``library`` seen to diverge
     library: str = "C-Blosc2"       # "C-Blosc2" | "C-Blosc 1.x"
@@ -259,6 +264,45 @@ def _zstd_blosc1(params: dict[str, Any]) -> bool:
     return params.get("format") == "blosc1" and params["codec"] in ("zstd", "lz4", "lz4hc")
 
 
+# ---------------------------------------------------------------- frames
+
+PYTHON_BLOSC2_SEEN = "4.14.1"
+# Filter ids blosc2_create_cctx refuses: the Blosc-defined ids it lacks and
+# the globally registered ones not yet assigned (user ids, 160-255, pass).
+_C_UNDEFINED_FILTERS = frozenset(range(5, 32)) | frozenset(range(37, 160))
+
+
+def _undefined_frame_filter(frame) -> list[tuple[int, str]]:
+    v = frame._v
+    if v.layout < 13:
+        return []
+    at = OFFSETS["frame.header.filter_pipeline.filters"]
+    return [(at + k, f"frame.header.filter_pipeline.filters[{k}]")
+            for k, fid in enumerate(v.filters[:v.nfilters]) if fid in _C_UNDEFINED_FILTERS]
+
+
+def _name_not_utf8(frame) -> list[tuple[int, str]]:
+    frame._vlraw                       # reads the trailer's names too
+    return sorted(set(frame._names_not_utf8))
+
+
+def _special_not_rebuilt(frame) -> list[tuple[int, str]]:
+    # C-Blosc2 rebuilds each special entry's chunk from the header's typesize
+    # and blocksize and refuses partial items or a negative block size.
+    if frame.chunksize <= 0 or not frame.nchunks:
+        return []
+    ts, n = frame.typesize, frame.nchunks
+    partial = {frame._chunk_nbytes(0) % ts != 0, frame._chunk_nbytes(n - 1) % ts != 0}
+    if frame._v.blocksize >= 0 and True not in partial:
+        return []
+    specials = [i for i, o in enumerate(frame._offsets) if o < 0]
+    out = [(frame._index_offset(i), f"frame.offsets[{i}]") for i in specials
+           if frame._chunk_nbytes(i) % ts]
+    if specials and frame._v.blocksize < 0:
+        out.append((OFFSETS["frame.header.blocksize"], "frame.header.blocksize"))
+    return out
+
+
 # ---------------------------------------------------------------- the list
 
 DIVERGENCES: tuple[Divergence, ...] = (
@@ -281,6 +325,12 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence("V12", "bytedelta with meta 0 in a chunk read on its own", "reader",
                _bytedelta_meta0),
     Divergence("V13", "frame offsets index whose typesize is not 8", "index", _index_typesize),
+    Divergence("V14", "frame header naming a filter id C-Blosc2 does not define", "frame",
+               _undefined_frame_filter),
+    Divergence("V15", "metalayer or vlmetalayer name that is not UTF-8", "frame",
+               _name_not_utf8, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
+    Divergence("V16", "special entry C-Blosc2 cannot rebuild: zeros of partial items, or a "
+               "negative frame block size", "frame", _special_not_rebuilt),
     Divergence("L1", "version-1 chunk (C-Blosc 1.21 reads version 2 only)", "reader",
                _blosc1_version1, c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
     Divergence("L2", "versionlz other than 1", "reader", _blosc1_versionlz,
@@ -344,6 +394,14 @@ def index_divergences(chunk) -> list[Divergence]:
     offsets index, beyond those of any chunk (:func:`reader_divergences`)."""
     data = bytes(chunk)
     return [d for d in DIVERGENCES if d.side == "index" and d.predicate(data, None)]
+
+
+def frame_divergences(frame) -> list[tuple[Divergence, int, str]]:
+    """``(divergence, offset, path)`` for each place of the open ``frame``
+    (a Frame whose vlmetalayers can be read) that C-Blosc2 or python-blosc2
+    refuses, outside its chunks."""
+    return [(d, at, path) for d in DIVERGENCES if d.side == "frame"
+            for at, path in d.predicate(frame)]
 
 
 def writer_divergence(params: dict[str, Any]) -> Divergence | None:

@@ -25,6 +25,7 @@ from . import native
 from .compress import compress_special
 from .errors import FormatError
 from .formats import ConstMismatch, enums, parse
+from .formats import chunk as _chunk_rules
 from .formats import frame as ff
 from .formats.rules import RaiseFirst, Sink, fail
 
@@ -114,12 +115,14 @@ def _read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView:
 
 
 def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
-                at: dict[str, int] | None = None) -> dict[str, bytes]:
+                at: dict[str, int] | None = None,
+                not_utf8: list[tuple[int, str]] | None = None) -> dict[str, bytes]:
     """The metalayer section at ``start`` (values at offsets from ``base``,
     everything inside ``mv[:limit]``): name -> the value's raw bytes; ``at``
-    receives where each value's bytes start.  Read through the fast paths
-    derived from the declarations; on any mismatch construct reads it again
-    to name the field that is wrong."""
+    receives where each value's bytes start, ``not_utf8`` the offset and
+    path of each name that is not UTF-8 (kept with U+FFFD in its place).
+    Read through the fast paths derived from the declarations; on any
+    mismatch construct reads it again to name the field that is wrong."""
     scope = mv[:limit]
     try:
         entries = _meta_index_fast(scope, start)
@@ -132,12 +135,16 @@ def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
         fail(ff.F_META, start + 5, f"{root}.num_metalayers",
              f"{len(entries)} metalayers, at most {ff.MAX_METALAYERS}")
     out: dict[str, bytes] = {}
+    name_at = start + ff.FAST_META_HEAD.struct.size + 1
     for k, (marker, raw_name, offset) in enumerate(entries):
         if marker & 0xE0 != 0xA0:
             fail(ff.F_META, start, f"{root}.index[{k}].name_marker",
                  f"byte {marker:#04x} where a msgpack fixstr belongs")
         name = raw_name.decode("utf-8", "replace")
         path = f"{root}[{name!r}]"
+        if not_utf8 is not None and "\ufffd" in name and _not_utf8(raw_name):
+            not_utf8.append((name_at, f"{root}.index[{k}].name"))
+        name_at += len(raw_name) + 1 + ff.FAST_ENTRY_TAIL.struct.size
         ofs = base + offset
         if not 0 <= ofs < limit:
             fail(ff.F_META, start, path,
@@ -151,6 +158,14 @@ def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
         if at is not None:
             at[name] = ofs + ff.LEN_META_VALUE_HEAD
     return out
+
+
+def _not_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _meta_index_fast(scope: memoryview, start: int) -> list[tuple[int, bytes, int]]:
@@ -382,11 +397,15 @@ class Frame:
             self.filters = [(enums.filter_name(v.filter_shuffle), 0)] if v.filter_shuffle else []
         self.metalayers: dict[str, bytes] = {}
         self._meta_at: dict[str, int] = {}
+        # (offset, path) of metalayer and vlmetalayer names that are not UTF-8
+        self._names_not_utf8: list[tuple[int, str]] = []
         if v.layout in ff.LAYOUT_WITH_METALAYERS:
             self.metalayers = _metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
-                                          "frame.metalayers", self._meta_at)
+                                          "frame.metalayers", self._meta_at,
+                                          self._names_not_utf8)
         self._trailer = _trailer_start(mv, v)
         self._vlraw_read: dict[str, bytes] | None = None
+        self._vl_at: dict[str, int] = {}
         self._index = self._index_span()
         self._offsets_read: _Offsets | None = None
         if v.chunksize == 0 and v.nbytes:
@@ -498,10 +517,30 @@ class Frame:
         i = self._check_index(i)
         kind = self._special(i)
         if kind is not None:
-            return compress_special(kind, self._chunk_nbytes(i) or 0, typesize=self.typesize
-                                    if kind != "nan" or self.typesize in (4, 8) else 4)
+            size = self._special_size(i, kind)
+            ts = self.typesize
+            # C-Blosc2 caps a typesize above 255 to 1; zeros of partial items
+            # (which it cannot build) are the same zeros with typesize 1
+            ts = ts if ts <= 255 and size % ts == 0 else 1
+            return compress_special(kind, size, typesize=ts)
         base, view = self._chunk_view(i)
         return bytes(view)
+
+    def _special_size(self, i: int, kind: str) -> int:
+        """The decoded size of special chunk ``i``, once the chunk it stands
+        for passes the chunk layer's rules (NaN: typesize 4 or 8, D-nan;
+        NaN and uninit: whole items, H10)."""
+        size = self._chunk_nbytes(i)
+        at, path = self._index_offset(i), f"frame.offsets[{i}]"
+        if size is None:
+            fail(ff.F_SPECIAL, at, path, "a special offset in a frame whose chunks vary in size")
+        ts = self.typesize
+        if kind == "nan" and ts not in _chunk_rules.NAN_WIDTHS:
+            fail(ff.F_SPECIAL, at, path, f"a NaN entry needs typesize 4 or 8, the frame's is {ts}")
+        if kind != "zeros" and size % ts:
+            fail(ff.F_SPECIAL, at, path, f"a {kind} entry of {size} bytes is not a whole number "
+                 f"of {ts}-byte items")
+        return size
 
     def _chunk_view(self, i: int) -> tuple[int, memoryview]:
         o = self._offsets[i]
@@ -532,12 +571,9 @@ class Frame:
         """The data of chunk ``i`` (bytes)."""
         i = self._check_index(i)
         kind = self._special(i)
-        size = self._chunk_nbytes(i)
         if kind is not None:
-            if size is None:
-                fail(ff.F_SPECIAL, self._index_offset(i), f"frame.offsets[{i}]",
-                     "a special offset in a frame whose chunks vary in size")
-            return _special_bytes(kind, size, self.typesize)
+            return _special_bytes(kind, self._special_size(i, kind), self.typesize)
+        size = self._chunk_nbytes(i)
         base, view = self._chunk_view(i)
         try:
             data = _chunk.decompress(view, nthreads=nthreads,
@@ -587,7 +623,8 @@ class Frame:
         if self._vlraw_read is None:
             self._vlraw_read = _metalayers(self._mv, self._trailer + ff.LEN_TRAILER_HEAD,
                                            self._v.frame_len, self._trailer,
-                                           "frame.trailer.vlmetalayers")
+                                           "frame.trailer.vlmetalayers", self._vl_at,
+                                           self._names_not_utf8)
         return self._vlraw_read
 
     @property
@@ -632,7 +669,8 @@ def _unmap(mv: memoryview, close) -> None:
 
 
 def _special_bytes(kind: str, size: int, typesize: int) -> bytes:
-    if kind == "nan" and typesize in (4, 8) and size % typesize == 0:
+    """The data of a special entry (checked by ``Frame._special_size``)."""
+    if kind == "nan":
         unit = struct.pack("<f" if typesize == 4 else "<d", float("nan"))
         return unit * (size // typesize)
     return bytes(size)          # zeros, and uninit (zero-filled: deterministic)

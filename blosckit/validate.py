@@ -70,13 +70,29 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
             out.append(Problem("error", e.offset, e.path, e.message, e.rule or "?"))
     if _errors(out):
         return out
-    start, end = f._index             # C-Blosc2 decodes the index as any chunk
-    if end > start:
-        out += [p.relocated(start, "frame.offsets")
-                for p in divergence_warnings(mv[start:end], index=True)]
+    out += _frame_divergence_warnings(f)
     _check_b2nd_grid(f, out)
     for i in _chunks_to_check(f, deep):
         out += _check_frame_chunk(f, i, deep)
+    return out
+
+
+def _frame_divergence_warnings(f: _frame.Frame) -> list[Problem]:
+    """Warnings for what C-Blosc2 or python-blosc2 refuses in a frame that
+    blosckit reads, outside its data chunks: the offsets index and the
+    vlmetalayer values (C-Blosc2 decodes them as any chunk) and the frame
+    divergences of the table."""
+    out = []
+    start, end = f._index
+    if end > start:
+        out += [p.relocated(start, "frame.offsets")
+                for p in divergence_warnings(f._mv[start:end], index=True)]
+    for name, raw in f._vlraw.items():
+        out += [p.relocated(f._vl_at[name], f"frame.trailer.vlmetalayers[{name!r}]")
+                for p in divergence_warnings(memoryview(raw))]
+    out += [Problem("warning", at, path, f"{d.library} {d.c_blosc2} refuses this frame: "
+                    f"{d.title} (blosckit reads it; see {d.anchor})", d.id)
+            for d, at, path in divergences.frame_divergences(f)]
     return out
 
 
@@ -111,7 +127,9 @@ def _check_b2nd_grid(f: _frame.Frame, out: list[Problem]) -> None:
 def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool) -> list[Problem]:
     root = f"frame.chunks[{i}]"
     try:
-        if f._special(i) is not None:
+        kind = f._special(i)
+        if kind is not None:
+            f._special_size(i, kind)
             return []
         base, view = f._chunk_view(i)
     except FormatError as e:

@@ -50,8 +50,9 @@ def test_table():
     for d in divergences.DIVERGENCES:
         assert d.id not in seen
         seen.add(d.id)
-        assert d.side in ("reader", "writer", "index") and d.title
-        assert (d.library, d.c_blosc2) in (("C-Blosc2", "3.3.5"), ("C-Blosc 1.x", "1.21.7"))
+        assert d.side in ("reader", "writer", "index", "frame") and d.title
+        assert (d.library, d.c_blosc2) in (("C-Blosc2", "3.3.5"), ("C-Blosc 1.x", "1.21.7"),
+                                           ("python-blosc2", "4.14.1"))
         assert d.anchor == f"specs/divergences.md#{d.id.lower()}"
         assert d.operation in ("decompress", "getitem")
     spec = (pathlib.Path(__file__).resolve().parents[1] / "specs" / "divergences.md").read_text()

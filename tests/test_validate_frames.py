@@ -10,6 +10,7 @@ import pytest
 
 import blosckit
 from frame_corpus import all_cases
+from helpers import frame_digest, oracle_verdicts
 
 blosc2 = pytest.importorskip("blosc2")
 
@@ -198,3 +199,155 @@ def test_an_index_typesize_other_than_8_is_reported(typesize):
     assert blosckit.open_frame(bytes(bad)).decompress() == blosc2.schunk_from_cframe(fr)[:]
     assert [(p.severity, p.rule, p.path, p.offset) for p in blosckit.validate(bytes(bad))] == [
         ("warning", "V13", "frame.offsets", start)]
+
+
+def test_a_divergence_in_a_vlmetalayer_chunk_is_reported():
+    """vlmetalayer values are chunks too: C-Blosc2 refuses a raw one with
+    use_dict set (V11) and blosckit reads it; the warning sits at the value."""
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    f.vlmetalayers
+    at = f._vl_at["v"]
+    bad = bytearray(fr)
+    assert bad[at + 2] & 0x02                    # stored raw
+    bad[at + 31] |= 0x01
+    assert blosckit.open_frame(bytes(bad)).vlmetalayers == {"v": b"\x03"}
+    v, = oracle_verdicts([bytes(bad)], kind="frame")
+    assert not v.b2_ok
+    assert [(p.severity, p.rule, p.path, p.offset) for p in blosckit.validate(bytes(bad))] == [
+        ("warning", "V11", "frame.trailer.vlmetalayers['v']", at)]
+
+
+def test_frame_header_filter_ids_c_blosc2_refuses_are_exactly_v14():
+    """C-Blosc2 builds compression parameters from the frame header's filter
+    pipeline and refuses ids it does not define; blosckit decodes with each
+    chunk's own pipeline, reads the frame and warns (V14) for exactly the
+    ids C-Blosc2 refuses, at the slot's offset."""
+    fr = _frame()
+    slot = 71 + 5                                # the last of the 6 slots
+    assert fr[70] == 6 and fr[slot] == 1         # python-blosc2: 6 slots, shuffle last
+    blobs = []
+    for fid in range(256):
+        b = bytearray(fr)
+        b[slot] = fid
+        blobs.append(bytes(b))
+    verdicts = oracle_verdicts(blobs, kind="frame")
+    want = blosc2.schunk_from_cframe(fr)[:]
+    wrong = []
+    for fid, (blob, v) in enumerate(zip(blobs, verdicts)):
+        assert blosckit.open_frame(blob).decompress() == want
+        got = [(p.severity, p.rule, p.offset, p.path) for p in blosckit.validate(blob)]
+        expect = [] if v.b2_ok else [("warning", "V14", slot,
+                                      "frame.header.filter_pipeline.filters[5]")]
+        if got != expect:
+            wrong.append((fid, v.b2_ok, got))
+    assert wrong == []
+    assert sum(not v.b2_ok for v in verdicts) == 27 + 123   # 5-31 and 37-159
+
+
+def test_names_that_are_not_utf8_are_reported():
+    """C-Blosc2 reads any name bytes; python-blosc2 cannot list a name that
+    is not UTF-8 (V15).  blosckit reads the frame and warns at the name."""
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    meta_name = fr.index(b"\xa1m") + 1
+    vl_name = fr.index(b"\xa1v", f._trailer) + 1
+    for at, path in ((meta_name, "frame.metalayers.index[0].name"),
+                     (vl_name, "frame.trailer.vlmetalayers.index[0].name")):
+        bad = bytearray(fr)
+        bad[at] = 0xFF
+        v, = oracle_verdicts([bytes(bad)], kind="frame")
+        assert v.python_only
+        assert blosckit.open_frame(bytes(bad)).decompress() == blosc2.schunk_from_cframe(fr)[:]
+        assert [(p.severity, p.rule, p.offset, p.path)
+                for p in blosckit.validate(bytes(bad))] == [("warning", "V15", at, path)]
+
+
+def _frames_for_the_oracle():
+    """Small frames of varied make: the LZ4 frame with a metalayer and a
+    vlmetalayer, and a ZSTD frame with a zeros chunk and a delta filter."""
+    out = [_frame()]
+    sc = blosc2.SChunk(chunksize=2048, cparams=blosc2.CParams(
+        typesize=8, codec=blosc2.Codec.ZSTD, filters=[blosc2.Filter.DELTA, blosc2.Filter.SHUFFLE],
+        filters_meta=[0, 0]))
+    sc.append_data(np.linspace(0, 1, 256))
+    sc.append_data(np.zeros(256))
+    sc.append_data(np.arange(100, dtype="<f8"))
+    out.append(bytes(sc.to_cframe()))
+    return out
+
+
+def test_validate_flags_what_c_blosc2_refuses_in_frames():
+    """Every mutation of a small frame that C-Blosc2 refuses (crashes
+    included: it runs in a forked child), or reads to other chunk data,
+    metalayers or vlmetalayers than blosckit, or that python-blosc2 cannot
+    read, gets at least one Problem."""
+    blobs = []
+    for fr in _frames_for_the_oracle():
+        blobs += [fr[:n] for n in range(0, len(fr), 3)]
+        for pos in range(len(fr)):
+            for x in (0x01, 0x20, 0x80, 0xFF):
+                b = bytearray(fr)
+                b[pos] ^= x
+                blobs.append(bytes(b))
+    verdicts = oracle_verdicts(blobs, kind="frame")
+    missed = []
+    for blob, v in zip(blobs, verdicts):
+        try:
+            with blosckit.open_frame(blob) as f:
+                ours = frame_digest(f)
+        except blosckit.FormatError:
+            ours = None
+        if (not v.b2_ok or ours != v.digest) and not blosckit.validate(blob):
+            missed.append((blob[:16].hex(), len(blob), v))
+    assert missed == []
+    assert sum(not v.b2_ok for v in verdicts) > 1000      # the corpus does reach C's checks
+
+
+def _set_i32(blob: bytes, at: int, value: int) -> bytes:
+    b = bytearray(blob)
+    b[at:at + 4] = struct.pack(">i", value)
+    return bytes(b)
+
+
+def test_special_entries_c_blosc2_cannot_rebuild_are_exactly_v16():
+    """C-Blosc2 rebuilds a special entry's chunk from the header's typesize
+    and blocksize: a zeros entry of partial items or a negative block size
+    makes it refuse the frame.  blosckit reads the zeros and warns (V16) for
+    exactly those frames."""
+    fr = _frames_for_the_oracle()[1]             # chunksize 2048, a zeros entry
+    assert "zeros" in blosckit.open_frame(fr).offsets
+    blobs = [_set_i32(fr, 48, t) for t in (1, 2, 3, 4, 5, 8, 255, 256, 2048, 4096, 2**31 - 1)]
+    blobs += [_set_i32(fr, 53, b) for b in (-1, -2**31, 0, 3, 4096, 2**31 - 1)]
+    want = blosckit.open_frame(fr).decompress()
+    wrong = []
+    for blob, v in zip(blobs, oracle_verdicts(blobs, kind="frame")):
+        assert blosckit.open_frame(blob).decompress() == want
+        rules = [p.rule for p in blosckit.validate(blob)]
+        if rules != ([] if v.b2_ok else ["V16"]):
+            wrong.append((blob[48:57].hex(), v.b2_ok, rules))
+    assert wrong == []
+
+
+@pytest.mark.parametrize("kind,typesize", [("nan", 5), ("nan", 2), ("uninit", 3)])
+def test_special_entries_whose_chunk_breaks_the_chunk_rules_are_errors(kind, typesize):
+    """A NaN entry needs typesize 4 or 8 and NaN / uninit entries whole items,
+    as their chunks do (D-nan, H10): F-special at the index entry, from the
+    reader and from validate; C-Blosc2 refuses these frames too."""
+    value = {"nan": blosc2.SpecialValue.NAN, "uninit": blosc2.SpecialValue.UNINIT}[kind]
+    sc = blosc2.SChunk(chunksize=800, cparams=blosc2.CParams(typesize=8))
+    sc.fill_special(250, value)
+    fr = bytes(sc.to_cframe())
+    assert blosckit.validate(fr) == []
+    bad = _set_i32(fr, 48, typesize)
+    f = blosckit.open_frame(bad)
+    with pytest.raises(blosckit.FormatError) as e:
+        f.decompress()
+    assert e.value.rule == "F-special" and e.value.path.startswith("frame.offsets[")
+    with pytest.raises(blosckit.FormatError):
+        f.chunk(0)
+    errors = [(p.rule, p.offset) for p in blosckit.validate(bad) if p.severity == "error"]
+    assert errors and {r for r, _ in errors} == {"F-special"}
+    assert all(o == f._index[0] for _, o in errors)
+    v, = oracle_verdicts([bad], kind="frame")
+    assert not v.b2_ok

@@ -328,7 +328,9 @@ F_CHUNK = declare("F-chunk", "error", "frame.chunks[]", "frame.md#rules",
                   "each chunk lies inside the chunks section and holds chunksize bytes (the "
                   "last one may hold fewer)")
 F_SPECIAL = declare("F-special", "error", "frame.offsets[]", "frame.md#rules",
-                    "a special offset's kind is zeros, nan or uninit")
+                    "a special offset's kind is zeros, nan or uninit, in a frame of fixed "
+                    "chunk size, and the chunk it stands for passes the chunk rules: NaN needs "
+                    "typesize 4 or 8, NaN and uninit whole items")
 F_SFRAME = declare("F-sframe", "error", "frame.chunks[]", "frame.md#rules",
                    "every chunk file an sframe's index names exists")
 B2ND_RULE = declare("F-b2nd", "error", "frame.metalayers['b2nd']", "frame.md#b2nd",
