@@ -1,26 +1,35 @@
 """The ``blosckit`` command line.
 
-Exit codes: 0 fine, 1 corrupt or unreadable input, 2 usage errors (bad
-parameters), 3 valid input that uses a feature this build cannot decode.
-Bad input gives one clear line on stderr, never a traceback; ``--traceback``
-(before or after the command) shows it.  Commands over several files go on
-after a bad one and exit with the worst status.
+Exit codes: 0 fine, 1 corrupt or unreadable input (or validation errors), 2
+usage errors (bad parameters), 3 valid input that uses a feature this build
+cannot decode.  Bad input gives one clear line on stderr, never a traceback
+(``--traceback``, before or after the command, shows it); with ``--json``
+the failure is also a JSON object on stdout.  Commands over several files go
+on after a bad one, name it, and exit with the worst status.  ``-`` reads
+standard input (as an output: standard output).
 """
 from __future__ import annotations
 
 import argparse
 import functools
 import json
+import mmap
+import os
 import re
+import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from . import __version__
-from .errors import FormatError, UnsupportedError
+from .errors import FormatError, Problem, UnsupportedError
+from .formats import frame as ff
 from .formats import npy
 
 EXIT_OK, EXIT_CORRUPT, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
+STDIO = "-"
+PROGRESS_BYTES = 64 << 20         # inputs above this get a progress line on a terminal
 
 
 class UsageError(Exception):
@@ -28,120 +37,555 @@ class UsageError(Exception):
 
 
 # ---------------------------------------------------------------------------
-# Error handling
+# Reporting: one line per failure on stderr, a JSON object too with --json
 # ---------------------------------------------------------------------------
 
-def _run_guarded(name: str, fn: Callable[[], int], traceback: bool) -> int:
-    """Run ``fn`` for the file ``name``; turn failures into one stderr line
-    naming the file and an exit status."""
+def _emit(obj: dict) -> None:
+    print(json.dumps(obj), flush=True)
+
+
+def _failure(name: str, e: Exception, base: int = 0) -> tuple[int, dict]:
+    """Exit status and a JSON-able record of an exception met while
+    handling ``name`` (``base``: where the structure starts in the file)."""
+    if isinstance(e, FormatError):
+        severity = "unsupported" if isinstance(e, UnsupportedError) else "error"
+        status = EXIT_UNSUPPORTED if severity == "unsupported" else EXIT_CORRUPT
+        return status, {"file": name, "severity": severity, "offset": e.offset + base,
+                        "path": e.path, "message": e.message, "rule": e.rule}
+    if isinstance(e, (UsageError, ValueError)):
+        # FormatError is handled above: a plain ValueError is a bad parameter
+        return EXIT_USAGE, {"file": name, "severity": "usage", "message": str(e)}
+    if isinstance(e, OSError):
+        what = e.strerror or type(e).__name__
+        where = str(e.filename) if e.filename is not None else name
+        return EXIT_CORRUPT, {"file": where, "severity": "error",
+                              "message": f"cannot read or write: {what}"}
+    if isinstance(e, MemoryError):
+        return EXIT_CORRUPT, {"file": name, "severity": "error",
+                              "message": "out of memory (input too large?)"}
+    return EXIT_CORRUPT, {"file": name, "severity": "error",
+                          "message": f"unexpected {type(e).__name__}: {e} "
+                                     "(run with --traceback for details)"}
+
+
+def _line(rec: dict) -> str:
+    """A failure record as ``FILE:OFFSET: severity: path: message [rule]``."""
+    if rec["severity"] == "usage":
+        return f"usage error: {rec['message']}"
+    if "offset" not in rec:
+        return f"{rec['file']}: {rec['severity']}: {rec['message']}"
+    rule = f" [{rec['rule']}]" if rec.get("rule") else ""
+    return (f"{rec['file']}:{rec['offset']}: {rec['severity']}: {rec['path']}: "
+            f"{rec['message']}{rule}")
+
+
+def _guarded(name: str, fn: Callable[[], int], args, base: int = 0) -> int:
+    """Run ``fn`` for the input ``name``; a failure becomes one stderr line
+    (and a JSON object with --json) and an exit status."""
     try:
         return fn()
     except BrokenPipeError:          # output piped into head & co.
         sys.stderr.close()
         return EXIT_OK
     except Exception as e:           # noqa: BLE001 -- every failure gets one line
-        if traceback:
+        if args.traceback:
             raise
-        status, line = _describe(name, e)
-        print(f"blosckit: {line}", file=sys.stderr)
+        status, rec = _failure(name, e, base)
+        print(f"blosckit: {_line(rec)}", file=sys.stderr, flush=True)
+        if getattr(args, "json", False):
+            _emit({"error": rec})
         return status
 
 
-def _rule(err: FormatError) -> str:
-    return f" [{err.rule}]" if err.rule else ""
-
-
-def _describe(name: str, e: Exception) -> tuple[int, str]:
-    """Exit status and message for an exception raised while handling ``name``."""
-    if isinstance(e, UnsupportedError):     # a FormatError too: test it first
-        return EXIT_UNSUPPORTED, (f"{name}:{e.offset}: unsupported: {e.path}: "
-                                  f"{e.message}{_rule(e)}")
-    if isinstance(e, FormatError):
-        return EXIT_CORRUPT, f"{name}:{e.offset}: error: {e.path}: {e.message}{_rule(e)}"
-    if isinstance(e, (UsageError, ValueError)):
-        # FormatError is handled above: a plain ValueError is a bad parameter
-        return EXIT_USAGE, f"usage error: {e}"
-    if isinstance(e, OSError):
-        what = e.strerror or type(e).__name__
-        where = e.filename if e.filename is not None else name
-        return EXIT_CORRUPT, f"{where}: error: cannot read or write: {what}"
-    if isinstance(e, MemoryError):
-        return EXIT_CORRUPT, f"{name}: error: out of memory (input too large?)"
-    return EXIT_CORRUPT, (f"{name}: error: unexpected {type(e).__name__}: {e} "
-                          "(run with --traceback for details)")
-
-
-def _read(path: str) -> bytes:
-    return Path(path).read_bytes()
-
-
-# ---------------------------------------------------------------------------
-# Commands
-# ---------------------------------------------------------------------------
-
-def _info_one(path: str, as_json: bool) -> int:
-    from .chunk import parse_chunk
-    c = parse_chunk(_read(path))
-    d = {
-        "file": path, "kind": "chunk", "version": c.version, "versionlz": c.versionlz,
-        "codec": c.codec, "filters": [list(f) for f in c.filters],
-        "typesize": c.typesize, "nbytes": c.nbytes, "cbytes": c.cbytes,
-        "ratio": round(c.nbytes / c.cbytes, 3) if c.cbytes else None,
-        "blocksize": c.blocksize, "nblocks": c.nblocks, "split": c.split,
-        "special": c.special, "memcpyed": c.memcpyed, "vlblocks": c.vlblocks,
-        "dict": len(c.dict) if c.dict is not None else None, "lazy": c.lazy,
-    }
-    if as_json:
-        print(json.dumps(d), flush=True)
-        return EXIT_OK
-    lines = [f"{path}: Blosc chunk, format version {c.version}"]
-    lines += [f"  {k:10} {v}" for k, v in d.items() if k not in ("file", "kind")]
-    print("\n".join(lines), flush=True)
-    return EXIT_OK
-
-
-def _info(args) -> int:
-    """Every file in turn; the exit status is the worst one."""
+def _each(args, names: Iterable[str], fn: Callable[[str], int]) -> int:
+    """``fn`` for every input in turn; the exit status is the worst one."""
     worst = EXIT_OK
-    for path in args.files:
-        status = _run_guarded(path, functools.partial(_info_one, path, args.json),
-                              args.traceback)
-        worst = max(worst, status)
+    for name in names:
+        worst = max(worst, _guarded(name, functools.partial(fn, name), args))
     return worst
 
 
-def _inspect(args) -> int:
-    from .formats.describe import describe
-    from .inspect_chunk import chunk_nodes
-    nodes = list(chunk_nodes(_read(args.file)))
+# ---------------------------------------------------------------------------
+# Inputs: files, "-", sframe directories, structures at an offset
+# ---------------------------------------------------------------------------
+
+@dataclass
+class Source:
+    """One input: ``data`` (None for an sparse frame directory), ``base``
+    (where the structure starts in the file, ``--offset``) and
+    ``trailing`` (bytes of the file after the structure's declared end)."""
+    name: str
+    data: Any
+    directory: Path | None = None
+    base: int = 0
+    size: int = 0
+
+    @property
+    def kind(self) -> str:
+        if self.directory is not None:
+            return "sframe"
+        return "frame" if _is_frame(self.data) else "chunk"
+
+    @property
+    def target(self):
+        """What the library functions take: the bytes or the directory."""
+        return self.directory if self.directory is not None else self.data
+
+
+def _is_frame(mv) -> bool:
+    return len(mv) > 0 and ff.header_layout(mv[0]) is not None
+
+
+def _map(path: Path) -> memoryview:
+    """The file's bytes, mapped (a 10 GB frame is not read whole)."""
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):         # a pipe or device: read it
+            return memoryview(fh.read())
+        if st.st_size == 0:
+            return memoryview(b"")
+        return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+
+
+def _declared_size(mv: memoryview) -> int:
+    """The length a structure at the start of ``mv`` declares (frame_len or
+    chunk cbytes), bounded by ``len(mv)``; ``len(mv)`` when it says none."""
+    from .chunk import chunk_sizes
+    try:
+        if _is_frame(mv):
+            layout = ff.header_layout(mv[0])
+            assert layout is not None
+            n = int(ff.FAST_HEADERS[layout](mv, 0).frame_len)
+        else:
+            n = chunk_sizes(mv[:32])[1]
+    except Exception:                 # noqa: BLE001 -- damaged: the reader will say why
+        return len(mv)
+    return min(len(mv), n) if n > 0 else len(mv)
+
+
+def _load(name: str, offset: int | None = None) -> Source:
+    """The input ``name`` (a file, ``-`` or a sparse frame directory); with
+    ``offset``, the structure starting there, cut to its declared length."""
+    if name == STDIO:
+        mv = memoryview(sys.stdin.buffer.read())
+    else:
+        path = Path(name)
+        if path.is_dir():
+            if offset is not None:
+                raise UsageError(f"{name}: --offset applies to files, not directories")
+            if not (path / ff.SFRAME_INDEX).is_file():
+                raise IsADirectoryError(21, f"a directory without {ff.SFRAME_INDEX} "
+                                        "(not a sparse frame)", name)
+            return Source(name, None, directory=path)
+        mv = _map(path)
+    if offset is None:
+        return Source(name, mv, size=len(mv))
+    if offset > len(mv):
+        raise UsageError(f"{name}: offset {offset} is past the end ({len(mv)} bytes)")
+    inner = mv[offset:]
+    return Source(name, inner[:_declared_size(inner)], base=offset, size=len(mv))
+
+
+def _relocate(e: FormatError, base: int) -> FormatError:
+    """An error of a structure read at ``base`` of the file, in file offsets."""
+    return e.relocated(base, re.split(r"[.\[]", e.path, maxsplit=1)[0]) if base else e
+
+
+def _walk(names: Iterable[str]) -> Iterator[str]:
+    """Files under directories, in name order; sparse frame directories whole."""
+    for name in names:
+        path = Path(name)
+        if name == STDIO or not path.is_dir() or (path / ff.SFRAME_INDEX).is_file():
+            yield name
+            continue
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            here = Path(root)
+            for d in list(dirs):
+                if (here / d / ff.SFRAME_INDEX).is_file():
+                    yield str(here / d)
+                    dirs.remove(d)
+            for f in sorted(files):
+                yield str(here / f)
+
+
+class Progress:
+    """A one-line progress report on stderr, shown only on a terminal and
+    for large work (``total`` in ``unit``)."""
+
+    def __init__(self, label: str, total: int, unit: str = "bytes", *,
+                 threshold: int = PROGRESS_BYTES):
+        self.on = sys.stderr.isatty() and total >= threshold
+        self.label, self.total, self.unit, self.done = label, max(total, 1), unit, 0
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if self.on:
+            pct = 100 * self.done // self.total
+            print(f"\r{self.label}: {pct:3d}% ({self.done}/{self.total} {self.unit})",
+                  end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.on:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+
+
+def _open_output(name: str):
+    return sys.stdout.buffer if name == STDIO else open(name, "wb")
+
+
+def _write_output(name: str, chunks: Iterable) -> int:
+    """Write the byte strings of ``chunks`` to ``name`` (``-``: stdout);
+    returns the byte count."""
+    out = _open_output(name)
+    n = 0
+    try:
+        for c in chunks:
+            out.write(c)
+            n += len(c)
+    finally:
+        if out is not sys.stdout.buffer:
+            out.close()
+        else:
+            out.flush()
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Words of the format, not Python reprs
+# ---------------------------------------------------------------------------
+
+def _filters_text(filters) -> str:
+    return ", ".join(f"{n}:{m}" if m else n for n, m in filters) or "none"
+
+
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 10_000 else f"{n} bytes ({_human(n)})"
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return str(n)
+
+
+def _chunk_codec(c) -> str:
+    """The codec as the chunk says it: LZ4HC and LZ4 share a stream format;
+    Blosc2 writers put the codec id in the udcodec byte, which tells them apart."""
+    from .formats import enums
+    ud = c.header.extended.udcodec if c.extended else 0
+    if ud and ud != enums.lookup(enums.CODECS, c.codec) and \
+            enums.CODEC_FORMAT.get(ud) == c.compformat:
+        return enums.codec_name(ud)
+    return c.codec
+
+
+# ---------------------------------------------------------------------------
+# info
+# ---------------------------------------------------------------------------
+
+def _chunk_info(src: Source) -> dict:
+    from .chunk import parse_chunk
+    c = parse_chunk(src.data)
+    return {
+        "kind": "chunk", "format": "Blosc2" if c.version >= 3 else "Blosc1",
+        "version": c.version, "versionlz": c.versionlz, "codec": _chunk_codec(c),
+        "stream_format": c.codec,
+        "filters": [[n, m] for n, m in c.filters], "typesize": c.typesize,
+        "nbytes": c.nbytes, "cbytes": c.cbytes,
+        "ratio": round(c.nbytes / c.cbytes, 3) if c.cbytes else None,
+        "blocksize": c.blocksize, "nblocks": c.nblocks, "split": c.split,
+        "special": c.special or "none", "memcpyed": c.memcpyed, "vlblocks": c.vlblocks,
+        "dict": len(c.dict) if c.dict is not None else None, "lazy": c.lazy,
+        "trailing": len(src.data) - c.cbytes,
+    }
+
+
+def _frame_info(src: Source) -> dict:
+    from .frame import open_frame
+    with open_frame(src.target) as f:
+        offsets = f.offsets
+        d: dict[str, Any] = {
+            "kind": src.kind, "version": f.version, "header_layout": f.layout,
+            "codec": f.codec, "clevel": f.clevel, "filters": [[n, m] for n, m in f.filters],
+            "typesize": f.typesize, "chunksize": f.chunksize, "nchunks": f.nchunks,
+            "nbytes": f.nbytes, "cbytes": f.cbytes,
+            "ratio": round(f.nbytes / f.cbytes, 3) if f.cbytes else None,
+            "special_chunks": {k: offsets.count(k) for k in ("zeros", "nan", "uninit")
+                               if k in offsets},
+            "metalayers": list(f.metalayers), "vlmetalayers": list(f.vlmetalayers),
+        }
+        if f.b2nd is not None:
+            b = f.b2nd
+            d["b2nd"] = {"shape": list(b.shape), "chunkshape": list(b.chunkshape),
+                         "blockshape": list(b.blockshape), "dtype": b.dtype}
+        return d
+
+
+_INFO_WORDS = {"nbytes": _size, "cbytes": _size, "blocksize": _size, "chunksize": _size,
+               "typesize": lambda v: f"{v} bytes", "filters": _filters_text,
+               "trailing": lambda v: f"{v} bytes after the chunk" if v else "none",
+               "stream_format": lambda v: f"{v} streams"}
+
+
+def _info_text(name: str, d: dict, problems: list[Problem]) -> str:
+    kind = {"chunk": f"{d.get('format')} chunk, format version {d.get('version')}",
+            "frame": f"Blosc2 contiguous frame, format version {d.get('version')}",
+            "sframe": f"Blosc2 sparse frame, format version {d.get('version')}"}[d["kind"]]
+    lines = [f"{name}: {kind}"]
+    for k, v in d.items():
+        if k in ("kind", "format", "file", "problems", "valid"):
+            continue
+        if isinstance(v, bool):
+            v = "yes" if v else "no"
+        elif k in _INFO_WORDS:
+            v = _INFO_WORDS[k](v)
+        elif isinstance(v, dict):
+            v = ", ".join(f"{a} {_list_text(b)}" for a, b in v.items()) or "none"
+        elif isinstance(v, list):
+            v = _list_text(v)
+        elif v is None:
+            v = "none"
+        lines.append(f"  {k:14} {v}")
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    state = "yes" if not errors else f"no: {errors} error(s)"
+    if warnings:
+        state += f", {warnings} warning(s)"
+    lines.append(f"  {'valid':14} {state}")
+    return "\n".join(lines)
+
+
+def _list_text(v) -> str:
+    if isinstance(v, list):
+        return " x ".join(map(str, v)) if all(isinstance(x, int) for x in v) and v \
+            else ", ".join(map(str, v)) or "none"
+    return str(v)
+
+
+def _info_one(args, name: str) -> int:
+    from .validate import validate
+    src = _load(name, args.offset)
+    try:
+        d = _chunk_info(src) if src.kind == "chunk" else _frame_info(src)
+    except FormatError as e:
+        raise _relocate(e, src.base)
+    problems = [_shift(p, src.base) for p in validate(src.target, deep=True)]
     if args.json:
-        print(json.dumps([n._asdict() for n in nodes], default=str))
-        return EXIT_OK
-    for n in nodes:
-        depth = n.path.count(".")
-        name = n.path.rsplit(".", 1)[-1] if depth else n.path
-        where = f"{n.offset:>8}" + (f"+{n.size:<6}" if n.size else " " * 7)
-        val = "" if n.value is None else f" = {n.value}"
-        note = describe(n.path, n.value) if n.value is not None else ""
-        note = f" ({note})" if note else ""
-        doc = f"  # {n.doc}" if n.doc else ""
-        print(f"{where} {'  ' * depth}{name}{val}{note}{doc}")
+        _emit({"file": name, **d, "valid": not _errors(problems),
+               "problems": [_problem_dict(name, p) for p in problems]})
+    else:
+        print(_info_text(name, d, problems), flush=True)
+        for p in problems:
+            print(_problem_line(name, p), file=sys.stderr)
+    return EXIT_CORRUPT if _errors(problems) else EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# validate
+# ---------------------------------------------------------------------------
+
+def _errors(problems: list[Problem]) -> bool:
+    return any(p.severity == "error" for p in problems)
+
+
+def _shift(p: Problem, base: int) -> Problem:
+    return p if not base else Problem(p.severity, p.offset + base, p.path, p.message, p.rule)
+
+
+def _problem_dict(name: str, p: Problem) -> dict:
+    return {"file": name, "severity": p.severity, "offset": p.offset, "path": p.path,
+            "message": p.message, "rule": p.rule}
+
+
+def _problem_line(name: str, p: Problem) -> str:
+    return f"{name}:{p.offset}: {p.severity}: {p.path}: {p.message} [{p.rule}]"
+
+
+def _validate_one(args, name: str) -> int:
+    from .validate import validate
+    src = _load(name, args.offset)
+    note = Progress(f"validating {name}", src.size)
+    if note.on:
+        note.advance(0)
+    problems = [_shift(p, src.base) for p in validate(src.target, deep=args.deep)]
+    note.close()
+    if args.json:
+        _emit({"file": name, "kind": src.kind, "valid": not _errors(problems),
+               "problems": [_problem_dict(name, p) for p in problems]})
+    else:
+        for p in problems:
+            print(_problem_line(name, p), flush=True)
+        if not problems and not args.quiet:
+            print(f"{name}: ok ({src.kind})", flush=True)
+    return EXIT_CORRUPT if _errors(problems) else EXIT_OK
+
+
+def _validate(args) -> int:
+    names = list(_walk(args.files))
+    if args.offset is not None and len(names) > 1:
+        raise UsageError("--offset reads one structure: give one file")
+    note = Progress("validating", len(names), "files", threshold=20)
+    worst = EXIT_OK
+    for name in names:
+        worst = max(worst, _guarded(name, functools.partial(_validate_one, args, name), args))
+        note.advance(1)
+    note.close()
+    return worst
+
+
+# ---------------------------------------------------------------------------
+# inspect
+# ---------------------------------------------------------------------------
+
+_COLOURS = {"name": "\033[1m", "value": "\033[32m", "meaning": "\033[36m",
+            "doc": "\033[2m", "off": "\033[0m"}
+
+
+def _node_dict(n, raw: bytes | None) -> dict:
+    name = re.split(r"\.(?![^\[]*\])", n.path)[-1]
+    return {"path": n.path, "name": name, "offset": n.offset, "size": n.size,
+            "value": n.value, "meaning": getattr(n, "meaning", ""), "doc": n.doc,
+            "bit": None if n.bit is None else {"first": n.bit[0], "width": n.bit[1]},
+            "raw": raw.hex(" ") if raw is not None else None}
+
+
+def _raw(src: Source, n) -> bytes | None:
+    """The stored bytes of a leaf field (up to 16) in a contiguous input."""
+    if src.data is None or n.value is None or n.bit is not None or not 0 < n.size <= 16:
+        return None
+    return bytes(src.data[n.offset:n.offset + n.size])
+
+
+def _node_text(d: dict, colour: bool) -> str:
+    c = _COLOURS if colour else dict.fromkeys(_COLOURS, "")
+    depth = d["path"].count(".") + d["path"].count("[") - d["name"].count("[")
+    where = f"{d['offset']:>9}" + (f"+{d['size']:<7}" if d["size"] else " " * 8)
+    text = f"{where} {'  ' * depth}{c['name']}{d['name']}{c['off']}"
+    if d["bit"] is not None:
+        b = d["bit"]
+        bits = f"bit {b['first']}" if b["width"] == 1 else \
+            f"bits {b['first']}-{b['first'] + b['width'] - 1}"
+        text += f" ({bits})"
+    if d["value"] is not None:
+        text += f" = {c['value']}{_value_text(d['value'])}{c['off']}"
+    if d["meaning"]:
+        text += f" {c['meaning']}({d['meaning']}){c['off']}"
+    if d["raw"] is not None:
+        text += f" [{d['raw']}]"
+    if d["doc"]:
+        text += f"  {c['doc']}# {d['doc']}{c['off']}"
+    return text
+
+
+def _value_text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value_text(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_value_text(x)}" for k, x in v.items()) + "}"
+    return str(v)
+
+
+def _nodes(src: Source, chunk: int | None):
+    from . import inspect as _inspect
+    if src.kind == "chunk":
+        if chunk is not None:
+            raise UsageError("--chunk N applies to frames; this is a chunk")
+        return _inspect.chunk_nodes(src.data)
+    return _inspect.frame_nodes(src.target, chunk=chunk)
+
+
+def _inspect_one(args, name: str) -> int:
+    src = _load(name, args.offset)
+    colour = {"always": True, "never": False}.get(args.color, sys.stdout.isatty())
+    nodes: list[dict] = []
+    failure = None
+    try:
+        for n in _nodes(src, args.chunk):
+            d = _node_dict(n, _raw(src, n))
+            d["offset"] += src.base
+            if args.json:
+                nodes.append(d)
+            else:
+                print(_node_text(d, colour))
+    except FormatError as e:
+        failure = e
+    if args.json:
+        rec = None if failure is None else _failure(name, failure, src.base)[1]
+        _emit({"file": name, "kind": src.kind, "nodes": nodes, "stopped": rec})
+    if failure is not None:
+        status, rec = _failure(name, failure, src.base)
+        print(f"blosckit: {_line(rec)} (inspection stopped here)", file=sys.stderr, flush=True)
+        return status
     return EXIT_OK
 
+
+# ---------------------------------------------------------------------------
+# scan
+# ---------------------------------------------------------------------------
+
+def _scan_one(args, name: str) -> int:
+    from .scan import scan
+    src = _load(name)
+    found = scan(src.data)
+    for f in found:
+        if args.json:
+            _emit({"file": name, "kind": f.kind, "offset": f.offset, "size": f.size,
+                   "nbytes": f.nbytes, "summary": f.summary, "error": f.error})
+        else:
+            tail = f"; does not read: {f.error}" if f.error else ""
+            print(f"{name}:{f.offset}: {f.kind} of {f.size} bytes: {f.summary}{tail}")
+    if not args.json:
+        nf = sum(f.kind == "frame" for f in found)
+        print(f"{name}: {nf} frame(s), {len(found) - nf} chunk(s) found", file=sys.stderr)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# decompress
+# ---------------------------------------------------------------------------
 
 def _decompress(args) -> int:
-    from .chunk import decompress
-    data = decompress(_read(args.input), nthreads=args.nthreads)
-    Path(args.output).write_bytes(data)
-    print(f"{args.input}: {len(data)} bytes -> {args.output}", file=sys.stderr)
+    src = _load(args.input, args.offset)
+    try:
+        n = _decompress_to(src, args)
+    except FormatError as e:
+        raise _relocate(e, src.base)
+    print(f"{args.input}: {src.kind} -> {n} bytes -> {args.output}", file=sys.stderr)
     return EXIT_OK
 
 
-# --- .npy input ---------------------------------------------------------------
+def _decompress_to(src: Source, args) -> int:
+    if src.kind == "chunk":
+        from .chunk import decompress
+        return _write_output(args.output, [decompress(src.data, nthreads=args.nthreads)])
+    from .frame import open_frame
+    with open_frame(src.target) as f:
+        if args.output.endswith(".npy"):
+            if f.b2nd is None:
+                raise UsageError(f"{args.input} is not a b2nd (NDArray) frame: .npy output "
+                                 "needs its shape and dtype; write raw bytes instead")
+            b = f.b2nd
+            head = npy.write_header(b.dtype, b.shape)
+            return _write_output(args.output, [head, b.read()])
+        note = Progress(f"decompressing {args.input}", f.nbytes)
 
-NPY_MAGIC = npy.MAGIC
-_SIMPLE_DESCR = re.compile(r"[<>|=]?([a-zA-Z])(\d+)(\[\w+\])?")
+        def parts():
+            for i in range(f.nchunks):
+                data = f.decompress_chunk(i, nthreads=args.nthreads)
+                note.advance(len(data))
+                yield data
+            note.close()
+        return _write_output(args.output, parts())
 
+
+# ---------------------------------------------------------------------------
+# compress
+# ---------------------------------------------------------------------------
 
 def _npy_itemsize(descr) -> int:
     """Bytes per item of a .npy ``descr`` (numpy when installed, else the
@@ -156,26 +600,24 @@ def _npy_itemsize(descr) -> int:
             raise FormatError("the .npy file holds Python objects, not raw items", 0,
                               "npy.header", rule=npy.T_NPY.id)
         return dtype.itemsize
-    m = _SIMPLE_DESCR.fullmatch(descr) if isinstance(descr, str) else None
+    m = re.fullmatch(r"[<>|=]?([a-zA-Z])(\d+)(\[\w+\])?", descr) \
+        if isinstance(descr, str) else None
     if m is None:
         raise UsageError(f"cannot size .npy items {descr!r} without numpy: give --typesize")
     return int(m.group(2)) * (4 if m.group(1) == "U" else 1)
 
 
-def _npy_split(data: bytes) -> tuple[int, bytes]:
-    """(item size, array bytes) of a .npy file (its header is declared in
-    formats/npy.py)."""
-    descr, start = npy.read(data)
-    return _npy_itemsize(descr), data[start:]
-
-
 def _filters_arg(text: str) -> tuple:
     """``shuffle,trunc_prec:20`` -> ("shuffle", ("trunc_prec", 20))."""
+    from .formats import enums
     out: list = []
     for item in (t.strip() for t in text.split(",")):
         if not item:
             continue
         name, sep, meta = item.partition(":")
+        if name not in enums.FILTERS.values():
+            raise argparse.ArgumentTypeError(
+                f"unknown filter {name!r} (choose from {', '.join(_FILTER_CHOICES)})")
         if not sep:
             out.append(name)
             continue
@@ -188,24 +630,84 @@ def _filters_arg(text: str) -> tuple:
 
 
 def _compress(args) -> int:
-    from .compress import compress
-    data = _read(args.input)
+    from .compress import MAX_BUFFERSIZE
+    src = _load(args.input)
+    data = src.data
     typesize = args.typesize
-    if data.startswith(NPY_MAGIC):
-        itemsize, data = _npy_split(data)
-        typesize = itemsize if typesize is None else typesize
-    out = compress(data, typesize=1 if typesize is None else typesize, codec=args.codec,
-                   clevel=args.clevel, filters=args.filters, format=args.format,
-                   nthreads=args.nthreads)
-    Path(args.output).write_bytes(out)
+    if bytes(data[:len(npy.MAGIC)]) == npy.MAGIC:
+        descr, start = npy.read(data)
+        typesize = _npy_itemsize(descr) if typesize is None else typesize
+        data = data[start:]
+    typesize = 1 if typesize is None else typesize
+    frame = args.frame or args.chunksize is not None or len(data) > MAX_BUFFERSIZE
+    params = dict(typesize=typesize, codec=args.codec, clevel=args.clevel,
+                  filters=args.filters, nthreads=args.nthreads)
+    if frame:
+        if args.format != "blosc2":
+            raise UsageError(f"--format {args.format} makes one chunk; frames hold Blosc2 chunks")
+        out = _compress_frame(data, args, params)
+        what = "frame"
+    else:
+        from .compress import compress
+        out = compress(data, format=args.format, **params)
+        what = "chunk"
+    _write_output(args.output, [out])
     ratio = len(data) / len(out) if out else 0
-    print(f"{args.input}: {len(data)} -> {len(out)} bytes (ratio {ratio:.2f}) -> {args.output}",
-          file=sys.stderr)
+    print(f"{args.input}: {len(data)} -> {len(out)} bytes as a {what} (ratio {ratio:.2f}) "
+          f"-> {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _compress_frame(data, args, params: dict) -> bytes:
+    from .frame_build import compress_frame
+    ts = params["typesize"]
+    size = args.chunksize if args.chunksize is not None else max(ts, (4 << 20) // ts * ts)
+    if size % ts:
+        raise UsageError(f"--chunksize {size} is not a multiple of the typesize {ts}")
+    note = Progress(f"compressing {args.input}", len(data))
+    out = compress_frame(data, chunksize=size, progress=note.advance, **params)
+    note.close()
+    return out
+
+
+# ---------------------------------------------------------------------------
+# salvage
+# ---------------------------------------------------------------------------
+
+def _salvage(args) -> int:
+    from .salvage import salvage
+    src = _load(args.broken)
+    out, report = salvage(src.data)
+    if report.nothing_found:
+        raise FormatError("no intact chunk found: nothing to rebuild", len(src.data), "frame",
+                          rule=report.damage[0].rule if report.damage else None)
+    _write_output(args.output, [out])
+    if args.json:
+        _emit({"file": args.broken, "output": args.output, "intact": report.intact,
+               "chunksize": report.chunksize,
+               "recovered": [vars(r) for r in report.recovered],
+               "dropped": [vars(d) for d in report.dropped],
+               "damage": [vars(d) for d in report.damage], "notes": report.notes})
+        return EXIT_OK
+    for d in report.damage:
+        print(f"{args.broken}:{d.offset}: damage: {d.path}: {d.message} [{d.rule}]")
+    for r in report.recovered:
+        where = f"offset {r.offset}" if r.offset is not None else "the index (special chunk)"
+        was = f", chunk {r.source_index} of the index" if r.source_index is not None else ""
+        print(f"chunk {r.index}: {r.nbytes} bytes from {where}, found by {r.found_by}{was}")
+    for x in report.dropped:
+        where = f"offset {x.offset}" if x.offset is not None else "unknown offset"
+        size = f" ({x.length} bytes)" if x.length is not None else ""
+        print(f"dropped {x.what} at {where}{size}: {x.reason}")
+    for note in report.notes:
+        print(f"note: {note}")
+    print(f"{args.broken}: {'intact' if report.intact else 'damaged'}; "
+          f"{len(report.recovered)} chunk(s) recovered -> {args.output}", file=sys.stderr)
     return EXIT_OK
 
 
 # ---------------------------------------------------------------------------
-# Parser
+# --version
 # ---------------------------------------------------------------------------
 
 class _VersionAction(argparse.Action):
@@ -265,6 +767,10 @@ def _brief(v) -> str:
     return str(v)
 
 
+# ---------------------------------------------------------------------------
+# Parser
+# ---------------------------------------------------------------------------
+
 def _count(lo: int, hi: int | None = None) -> Callable[[str], int]:
     """An argparse type: an integer in lo..hi."""
     def parse(text: str) -> int:
@@ -279,55 +785,138 @@ def _count(lo: int, hi: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+_FILTER_CHOICES = ("shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta", "nofilter")
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults in --help, and the epilogs' examples kept as written."""
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    # accepted after the command too; SUPPRESS keeps the value given before it
+    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                        help="show Python tracebacks")
+    return common
+
+
+def _offset_arg(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--offset", type=_count(0), default=None, metavar="N",
+                   help="read the chunk or frame starting at byte N of the file "
+                        "(cut to its declared length)")
+
+
+def _json_arg(s: argparse.ArgumentParser, what: str) -> None:
+    s.add_argument("--json", action="store_true", help=what)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .compress import FORMATS, MAX_THREADS
-    p = argparse.ArgumentParser(prog="blosckit",
-                                description="Read, inspect and build Blosc chunks.")
+    from .codecs.registry import REPORTED
+    codecs = [c for c in REPORTED if c != "snappy"]
+    p = argparse.ArgumentParser(
+        prog="blosckit", formatter_class=_Formatter,
+        description="Read, inspect, validate, salvage and build Blosc chunks and Blosc2 "
+                    "frames (contiguous, sparse and b2nd).",
+        epilog="exit codes: 0 fine, 1 corrupt input or validation errors, 2 usage error, "
+               "3 valid but unsupported (a plugin codec, an unknown filter).\n"
+               "FILE may be '-' for standard input; OUT may be '-' for standard output.")
     p.add_argument("--version", action=_VersionAction,
                    help="show the version and the native paths of this build")
     p.add_argument("--traceback", action="store_true", help="show Python tracebacks")
-    # accepted after the command too; SUPPRESS keeps the value given before it
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
-                        help="show Python tracebacks")
+    common = _common()
     nthreads: dict[str, Any] = dict(type=_count(1, MAX_THREADS), default=1,
-                                    help=f"1..{MAX_THREADS}")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("info", parents=[common], help="summary of each chunk file")
-    s.add_argument("files", nargs="+")
-    s.add_argument("--json", action="store_true", help="one JSON object per file")
-    s.set_defaults(fn=_info, many=True)
-    s = sub.add_parser("inspect", parents=[common], help="every field with its offset")
-    s.add_argument("file")
-    s.add_argument("--json", action="store_true", help="a JSON list of nodes")
-    s.set_defaults(fn=_inspect)
-    s = sub.add_parser("decompress", parents=[common], help="decode a chunk file")
-    s.add_argument("input")
-    s.add_argument("output")
+                                    help=f"threads, 1..{MAX_THREADS}")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    def add(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help, description=help,
+                              formatter_class=_Formatter)
+
+    s = add("info", "a summary of each chunk or frame, and whether it is valid")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    _json_arg(s, "one JSON object per file")
+    _offset_arg(s)
+    s.set_defaults(fn=lambda a: _each(a, a.files, functools.partial(_info_one, a)))
+
+    s = add("inspect", "every field of a chunk or frame with its offset, bytes and meaning")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    _json_arg(s, "one JSON object per file, with every node")
+    _offset_arg(s)
+    s.add_argument("--chunk", type=_count(0), default=None, metavar="N",
+                   help="frames: expand chunk N to the field level")
+    s.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the text output")
+    s.set_defaults(fn=lambda a: _each(a, a.files, functools.partial(_inspect_one, a)))
+
+    s = add("validate", "every problem of each chunk or frame "
+                        "(FILE:OFFSET: severity: path: message [rule])")
+    s.add_argument("files", nargs="+", metavar="FILE",
+                   help="files, sparse frame directories, or directories to walk")
+    _json_arg(s, "one JSON object per file")
+    _offset_arg(s)
+    depth = s.add_mutually_exclusive_group()
+    depth.add_argument("--deep", dest="deep", action="store_true", default=True,
+                       help="decode every chunk and check every size")
+    depth.add_argument("--shallow", dest="deep", action="store_false",
+                       help="check headers, indexes and chunk headers only (fast)")
+    s.add_argument("-q", "--quiet", action="store_true", help="say nothing for valid files")
+    s.set_defaults(fn=_validate)
+
+    s = add("scan", "every chunk and frame found inside a blob, with offsets")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    _json_arg(s, "one JSON object per structure found")
+    s.set_defaults(fn=lambda a: _each(a, a.files, functools.partial(_scan_one, a)))
+
+    s = add("decompress", "decode a chunk or a frame (detected) to raw bytes, or .npy "
+                          "for a b2nd frame")
+    s.add_argument("input", metavar="IN")
+    s.add_argument("output", metavar="OUT", help="raw bytes; a name ending in .npy writes a "
+                                                 "NumPy file (b2nd frames)")
+    _offset_arg(s)
     s.add_argument("--nthreads", **nthreads)
     s.set_defaults(fn=_decompress)
-    s = sub.add_parser("compress", parents=[common], help="encode a file as one chunk")
-    s.add_argument("input", help="raw bytes, or a .npy file (its array data is compressed)")
-    s.add_argument("output")
-    s.add_argument("--codec", default="blosclz")
-    s.add_argument("--clevel", type=_count(0, 9), default=5)
-    s.add_argument("--typesize", type=_count(1), default=None,
-                   help="bytes per item (default: the .npy item size, else 1)")
+
+    s = add("compress", "encode a file as one chunk, or as a frame of chunks")
+    s.add_argument("input", metavar="IN",
+                   help="raw bytes, or a .npy file (its array data is compressed)")
+    s.add_argument("output", metavar="OUT")
+    s.add_argument("--codec", default="blosclz", choices=codecs)
+    s.add_argument("--clevel", type=_count(0, 9), default=5, help="0..9")
+    s.add_argument("--typesize", type=_count(1, 255), default=None,
+                   help="bytes per item, 1..255 (default: the .npy item size, else 1)")
     s.add_argument("--filters", type=_filters_arg, default=("shuffle",),
                    help="comma-separated, applied in order; name:meta gives a meta "
-                        "(e.g. shuffle,trunc_prec:20)")
-    s.add_argument("--format", default="blosc2", choices=FORMATS)
+                        f"(e.g. shuffle,trunc_prec:20); names: {', '.join(_FILTER_CHOICES)}")
+    s.add_argument("--format", default="blosc2", choices=FORMATS, help="chunk format")
+    s.add_argument("--frame", action="store_true",
+                   help="write a contiguous frame (the default above one chunk's limit, "
+                        "2 GiB)")
+    s.add_argument("--chunksize", type=_count(1), default=None, metavar="BYTES",
+                   help="bytes per frame chunk (implies --frame; default 4 MiB, a "
+                        "multiple of the typesize)")
     s.add_argument("--nthreads", **nthreads)
     s.set_defaults(fn=_compress)
+
+    s = add("salvage", "rebuild a valid frame from a damaged one; prints what was "
+                       "recovered, chunk by chunk")
+    s.add_argument("broken", metavar="BROKEN")
+    s.add_argument("output", metavar="OUT")
+    _json_arg(s, "the report as one JSON object")
+    s.set_defaults(fn=_salvage)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if getattr(args, "many", False):
-        return args.fn(args)           # reports each file itself
-    name = getattr(args, "file", None) or getattr(args, "input", None) or "blosckit"
-    return _run_guarded(name, lambda: args.fn(args), args.traceback)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.cmd is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "files", None) is not None:
+        return _guarded("blosckit", lambda: args.fn(args), args)
+    name = getattr(args, "input", None) or getattr(args, "broken", None) or "blosckit"
+    return _guarded(name, lambda: args.fn(args), args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -635,8 +635,8 @@ class Frame:
             try:
                 out[name] = _chunk.decompress(raw)
             except FormatError as e:
-                raise FormatError(e.message, e.offset, f"frame.trailer.vlmetalayers[{name!r}]"
-                                  + e.path[len("chunk"):], rule=e.rule) from None
+                raise e.relocated(self._vl_at[name], f"frame.trailer.vlmetalayers[{name!r}]") \
+                    from None
         return out
 
     # -- context manager

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import struct
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .compress import compress
 from .formats import chunk as fc
@@ -208,9 +208,12 @@ def _older_layout(hdr: dict[str, Any], layout: int, first: memoryview | None) ->
 def compress_frame(src, *, chunksize: int, typesize: int | None = None,
                    codec: str = "blosclz", clevel: int = 5, filters=("shuffle",),
                    metalayers: Mapping[str, bytes] | None = None,
-                   vlmetalayers: Mapping[str, bytes] | None = None, nthreads: int = 1) -> bytes:
+                   vlmetalayers: Mapping[str, bytes] | None = None, nthreads: int = 1,
+                   progress: Callable[[int], None] | None = None) -> bytes:
     """``src`` (bytes-like) cut into chunks of ``chunksize`` bytes, each
-    compressed with :func:`blosckit.compress`, as one contiguous frame."""
+    compressed with :func:`blosckit.compress`, as one contiguous frame.
+    ``progress``, when given, is called with the input bytes of each chunk
+    once it is compressed."""
     view = memoryview(src)
     if typesize is None:
         typesize = view.itemsize
@@ -218,9 +221,13 @@ def compress_frame(src, *, chunksize: int, typesize: int | None = None,
     if not isinstance(chunksize, int) or chunksize <= 0 or chunksize % typesize:
         raise ValueError(f"chunksize must be a positive multiple of typesize {typesize}, "
                          f"got {chunksize!r}")
-    chunks = [compress(view[i:i + chunksize], typesize=typesize, codec=codec, clevel=clevel,
-                       filters=filters, nthreads=nthreads)
-              for i in range(0, len(view), chunksize)]
+    chunks = []
+    for i in range(0, len(view), chunksize):
+        part = view[i:i + chunksize]
+        chunks.append(compress(part, typesize=typesize, codec=codec, clevel=clevel,
+                               filters=filters, nthreads=nthreads))
+        if progress is not None:
+            progress(len(part))
     return build_frame(chunks, metalayers=metalayers, vlmetalayers=vlmetalayers,
                        chunksize=chunksize, clevel=clevel)
 

@@ -16,6 +16,7 @@ from . import chunk as _chunk
 from . import native
 from .chunk import _view, chunk_sizes, check_chunk
 from .errors import FormatError, Problem
+from .formats import chunk as fc
 from .formats import frame as ff
 from .formats.rules import Collect
 
@@ -182,4 +183,9 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
     problems = check_chunk(mv, deep=deep)
     if not _errors(problems):
         problems += divergence_warnings(mv)
+        cbytes = chunk_sizes(mv)[1]
+        if len(mv) > cbytes:
+            problems.append(Problem("warning", cbytes, "chunk", f"{len(mv) - cbytes} bytes "
+                                    f"follow the chunk's {cbytes} (cbytes); readers ignore "
+                                    "them", fc.T_TRAILING.id))
     return problems

@@ -21,3 +21,10 @@ floats = np.linspace(0, 100, 100_000).tobytes()
 blosc.set_nthreads(1)
 (here / "arange-blosclz-blosc1.chunk").write_bytes(blosc.compress(
     data, typesize=4, clevel=5, shuffle=blosc.SHUFFLE, cname="blosclz"))
+
+# A b2nd (NDArray) frame: a 2-D float32 grid in 2 x 3 chunks, with a vlmetalayer.
+grid = 280 + 20 * np.sin(np.linspace(0, 6, 100))[:, None] * np.cos(np.linspace(0, 3, 120))
+arr = blosc2.asarray(np.round(grid, 1).astype(np.float32), chunks=(50, 40), blocks=(25, 20),
+                     cparams=blosc2.CParams(codec=blosc2.Codec.ZSTD, clevel=5, nthreads=1))
+arr.schunk.vlmeta["units"] = "kelvin"
+(here / "temperatures.b2nd").write_bytes(arr.to_cframe())

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit.inspect_chunk import chunk_nodes
+from blosckit.inspect import chunk_nodes
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -79,8 +79,13 @@ def test_inspect_json_nodes_match_the_bytes():
     chunk = (SAMPLES / "arange-lz4-shuffle.b2chunk").read_bytes()
     r = run("inspect", "--json", SAMPLES / "arange-lz4-shuffle.b2chunk")
     assert r.returncode == 0, r.stderr
-    nodes = json.loads(r.stdout)
+    out = json.loads(r.stdout)
+    assert (out["kind"], out["stopped"]) == ("chunk", None)
+    nodes = out["nodes"]
     assert [n["path"] for n in nodes] == [n.path for n in chunk_nodes(chunk)]
+    bits = [n for n in nodes if n["bit"] is not None]
+    assert bits and all(n["name"] and n["bit"]["width"] >= 1 for n in bits)
+    assert {n["name"] for n in nodes} >= {"version", "typesize", "nbytes", "cbytes"}
 
 
 INT_FORMATS = {1: "<B", 4: "<i"}
@@ -115,7 +120,9 @@ def test_info_goes_on_after_a_bad_file_and_names_it(tmp_path):
     r = run("info", "--json", good, bad, good)
     assert r.returncode == 1
     rows = [json.loads(line) for line in r.stdout.splitlines()]
-    assert [row["file"] for row in rows] == [str(good), str(good)]
+    assert [row.get("file") for row in rows] == [str(good), None, str(good)]
+    assert rows[1]["error"]["file"] == str(bad) and rows[1]["error"]["offset"] == 100
+    assert rows[1]["error"]["rule"] == "H14"
     line, = r.stderr.strip().splitlines()
     assert line.startswith(f"blosckit: {bad}:100:") and str(good) not in line
 

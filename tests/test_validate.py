@@ -208,3 +208,15 @@ def test_python_and_native_decoders_agree(name):
              python[k] if not isinstance(python[k], bytes) else "data")
             for k in labels if native[k] != python[k]]
     assert diff == []
+
+
+def test_bytes_after_a_bare_chunk_are_a_warning_at_cbytes():
+    """Readers decode the first cbytes and ignore the rest; validate says so
+    (T-trailing), a warning: the chunk itself is valid."""
+    chunk = b2_compress(dataset("arange", 4000), typesize=4)
+    assert blosckit.validate(chunk) == []
+    got = blosckit.validate(chunk + b"\0" * 77)
+    assert [(p.severity, p.rule, p.offset, p.path) for p in got] == [
+        ("warning", "T-trailing", len(chunk), "chunk")]
+    assert "77 bytes" in got[0].message
+    assert blosckit.decompress(chunk + b"\0" * 77) == dataset("arange", 4000)

@@ -591,6 +591,11 @@ def not_instrumented(v, src, sink):
 
 DECODABLE_RULES = (not_lazy, not_instrumented)
 
+# Checked by the validator only, on a bare chunk: readers decode the first
+# cbytes bytes and ignore the rest, which is often a sign of a wrong length.
+T_TRAILING = declare("T-trailing", "warning", "chunk", "chunk.md#rules-header",
+                     "the input ends where the chunk does (bytes after cbytes are ignored)")
+
 # Checked where the reader looks the codec and filters up, and while it walks
 # a block's streams.
 T_CODEC = declare("T-codec", "error", _H + "flags.compformat", "chunk.md#rules-decode",

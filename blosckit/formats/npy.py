@@ -40,3 +40,16 @@ def read(data) -> tuple[object, int]:
     except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError) as e:
         raise FormatError(f"unreadable .npy header: {e}", ofs_text, "npy.header",
                           rule=T_NPY.id) from e
+
+
+def write_header(descr: str, shape: tuple[int, ...]) -> bytes:
+    """A version 1.0 .npy header for a C-order array of ``descr`` items and
+    ``shape``, padded (spaces, then a newline) so the data starts at a
+    multiple of 64 bytes, as NumPy writes it."""
+    # a Python tuple's repr is the form NumPy writes: (3, 4), (5,), ()
+    text = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {tuple(shape)!r}, }}"
+    fixed = len(MAGIC) + 2 + 2
+    pad = -(fixed + len(text) + 1) % 64
+    body = (text + " " * pad + "\n").encode("latin1")
+    return NpyHeader.build({"magic": MAGIC, "major": 1, "minor": 0, "len_header": len(body),
+                            "header": body})

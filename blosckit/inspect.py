@@ -1,0 +1,517 @@
+"""The inspector: every field of a chunk or a Blosc2 frame as a node with its
+offset.
+
+Nodes are ``(path, offset, size, value, doc, bit, meaning)``; the CLI renders
+them as text or JSON.  Every structure is read through its declaration in
+:mod:`blosckit.formats.chunk` and :mod:`blosckit.formats.frame`
+(``formats.parse`` and ``formats.walk``), and the layout of a chunk or frame
+comes from the public readers (:func:`blosckit.parse_chunk`,
+:func:`blosckit.open_frame`), so the tree names fields as the spec and the
+validator do and agrees with the reader.
+
+Offsets are absolute byte offsets into the input: the chunk, the cframe, or
+a sparse frame's index file ``chunks.b2frame`` (a sparse frame's chunks
+are the one exception: their nodes count from the start of their own chunk
+file, and their docs say so).  Values are JSON-serialisable: bytes become
+hex (16 bytes or fewer) or ``"<N bytes>"``.
+
+On damaged input both generators yield everything that could be read and
+then raise the :class:`FormatError` where they had to stop.
+"""
+from __future__ import annotations
+
+import math
+import mmap
+import os
+from pathlib import Path
+from typing import Any, Callable, Generator, Iterable, Iterator, NamedTuple
+
+import msgpack
+
+from .chunk import Chunk, decompress, parse_chunk
+from .errors import FormatError, relocate_path
+from .formats import build, parse, walk
+from .formats import chunk as fc
+from .formats import frame as ff
+from .formats.describe import describe
+from .frame import Frame, open_frame
+
+__all__ = ["Node", "chunk_nodes", "frame_nodes"]
+
+
+class Node(NamedTuple):
+    path: str
+    offset: int
+    size: int        # bytes; 0 for a bit field inside a byte, or for a value with no bytes
+    value: object    # JSON-serialisable; None for a structure
+    doc: str         # what the field is (the declaration's words)
+    bit: tuple[int, int] | None = None    # (first bit, width) of a bit field
+    meaning: str = ""    # the value in the format's own words ("lz4", "sparse")
+
+
+# ---------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------
+
+SHORT_BYTES = 16     # bytes up to this length are shown as hex
+
+
+def _bytes_value(raw) -> str:
+    """Bytes as a node value: hex when short, else ``"<N bytes>"``."""
+    raw = bytes(raw)
+    return raw.hex() if len(raw) <= SHORT_BYTES else f"<{len(raw)} bytes>"
+
+
+class _NotJson(Exception):
+    """A decoded value that JSON cannot carry (msgpack ext types, NaN...)."""
+
+
+def _json(obj: Any) -> Any:
+    """``obj`` (decoded msgpack) as JSON-serialisable data; _NotJson when it
+    holds something JSON has no form for."""
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise _NotJson(obj)
+        return obj
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return _bytes_value(obj)
+    if isinstance(obj, (list, tuple)):
+        return [_json(x) for x in obj]
+    if isinstance(obj, dict):
+        if not all(isinstance(k, (str, int, bool)) or k is None for k in obj):
+            raise _NotJson(obj)
+        return {str(k): _json(v) for k, v in obj.items()}
+    raise _NotJson(obj)
+
+
+def _msgpack_value(raw: bytes) -> tuple[Any, bool]:
+    """``(value, True)`` when ``raw`` is one msgpack object JSON can carry,
+    else ``("<N bytes>", False)``."""
+    try:
+        return _json(msgpack.unpackb(raw, raw=False, strict_map_key=False)), True
+    except (ValueError, TypeError, RecursionError, _NotJson):
+        # msgpack's errors are ValueErrors; TypeError: an unhashable map key
+        return f"<{len(raw)} bytes>", False
+
+
+def _plain(value: Any) -> Any:
+    """A parsed field's value as a node value."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _bytes_value(value)
+    return value
+
+
+def _fields(con, obj, path: str, offset: int, context: Any, select=None) -> Iterator[Node]:
+    """The nodes of a parsed structure ``obj`` declared by ``con`` at
+    ``offset`` (``formats.walk``), with their meanings (``context``: the
+    structure whose other fields a meaning may depend on)."""
+    for p, ofs, size, value, doc, bit in walk(con, obj, path, offset, select):
+        value = _plain(value)
+        meaning = describe(p, value, context) if value is not None else ""
+        yield Node(p, ofs, size, value, doc, bit, meaning)
+
+
+def _relocated(nodes: Iterable[Node], base: int, root: str) -> Iterator[Node]:
+    """Nodes of an inner structure seen from the outer input: offsets plus
+    ``base``, the path's root swapped for ``root``; its errors likewise."""
+    try:
+        for n in nodes:
+            yield n._replace(path=relocate_path(n.path, root), offset=n.offset + base)
+    except FormatError as e:
+        raise e.relocated(base, root) from None
+
+
+# ---------------------------------------------------------------------------
+# Chunks
+# ---------------------------------------------------------------------------
+
+def chunk_nodes(src) -> Iterator[Node]:
+    """Nodes for a chunk: header fields, bstarts, dictionary and streams.
+    Raises FormatError where the chunk stops making sense (after yielding
+    everything before that point)."""
+    mv = memoryview(src).cast("B") if not isinstance(src, bytes) else memoryview(src)
+    c = parse_chunk(mv)
+    overhead = fc.LEN_EXTENDED if c.extended else fc.LEN_HEADER
+    yield Node("chunk", 0, c.cbytes, None, f"Blosc chunk, format version {c.version}")
+    yield Node("chunk.header", 0, overhead, None, "header")
+    yield from _fields(fc.Header, c.header, "chunk.header", 0, c.header, fc.switch_case)
+    if c.bstarts:
+        bst = parse(fc.Bstarts, mv, overhead, "chunk.bstarts", rule="D6",
+                    num_blocks=len(c.bstarts))
+        for j, b in enumerate(bst):
+            yield Node(f"chunk.bstarts[{j}]", overhead + fc.LEN_BSTART * j, fc.LEN_BSTART, b,
+                       "start of block")
+    ofs = overhead + fc.LEN_BSTART * len(c.bstarts)
+    if c.dict is not None:
+        d = parse(fc.DictSection, mv, ofs, "chunk.dict", rule="D9")
+        yield Node("chunk.dict", ofs, c.ofs_streams - ofs, None, "dictionary section")
+        yield from _fields(fc.DictSection, d, "chunk.dict", ofs, c.header)
+    if c.special == "value" and c.value is not None:
+        # the value itself, whole: it is what the chunk means
+        yield Node("chunk.value", fc.LEN_EXTENDED, len(c.value), c.value.hex(),
+                   "the repeated value")
+    if c.lazy:
+        t = parse(fc.LazyTrailer, mv, ofs, "chunk.lazy_trailer", rule="T-lazy",
+                  num_blocks=len(c.bstarts))
+        yield Node("chunk.lazy_trailer", ofs, fc.LazyTrailer.sizeof(num_blocks=len(c.bstarts)),
+                   None, "trailer of an in-memory lazy chunk")
+        yield from _fields(fc.LazyTrailer, t, "chunk.lazy_trailer", ofs, c.header)
+        return
+    if c.special or c.memcpyed or c.nbytes == 0:
+        if c.memcpyed and c.nbytes:
+            yield Node("chunk.data", overhead, c.nbytes, f"<{c.nbytes} bytes>",
+                       "uncompressed data")
+        return
+    for j, b in enumerate(c.bstarts):
+        if c.vlblocks:
+            yield from _vl_block(mv, c, j, b)
+        else:
+            yield from _block(mv, c, j, b)
+
+
+def _block_shape(c: Chunk, j: int) -> tuple[int, int]:
+    """``(block size, number of streams)`` of block ``j``, as a decoder sees it."""
+    bs = min(c.blocksize, c.nbytes)
+    rest = c.nbytes % bs
+    size = rest if (j == c.nblocks - 1 and rest) else bs
+    return size, (c.typesize if (c.split and size == bs) else 1)
+
+
+def _block(mv: memoryview, c: Chunk, j: int, b: int) -> Iterator[Node]:
+    bsize, nstreams = _block_shape(c, j)
+    path = f"chunk.blocks[{j}]"
+    yield Node(path, b, 0, None, f"block of {bsize} bytes in {nstreams} stream(s)")
+    pos = b
+    for k in range(nstreams):
+        p = f"{path}.streams[{k}]"
+        s = parse(fc.Stream, mv[:c.cbytes], pos, p, rule="B4", version=c.version)
+        size = fc.LEN_CSIZE + (fc.LEN_TOKEN if s.token is not None else 0) + max(s.csize, 0)
+        kind = ("all zeros" if s.csize == 0 else "byte run" if s.csize < 0 else
+                "raw bytes" if s.csize == bsize // nstreams else "codec stream")
+        yield Node(p, pos, size, None, f"stream {k}: {kind}")
+        yield from _fields(fc.Stream, s, p, pos, c.header)
+        pos += size
+
+
+def _vl_block(mv: memoryview, c: Chunk, j: int, b: int) -> Iterator[Node]:
+    nxt = c.bstarts[j + 1] if j + 1 < len(c.bstarts) else c.cbytes
+    path = f"chunk.blocks[{j}]"
+    plen = nxt - b - fc.FAST_VLSIZE.size
+    if plen < 0:
+        raise FormatError("VL block runs past the next block", b, path, rule="VL3")
+    blk = parse(fc.VLBlock, mv[:c.cbytes], b, path, rule="VL3", len_payload=plen)
+    yield Node(path, b, nxt - b, None, f"VL block of {blk.size} bytes")
+    yield from _fields(fc.VLBlock, blk, path, b, c.header)
+
+
+def _chunk_meaning(c: Chunk) -> str:
+    """A chunk in one line: "nbytes 4000, cbytes 123, lz4, shuffle"."""
+    parts = [f"nbytes {c.nbytes}", f"cbytes {c.cbytes}"]
+    if c.special:
+        parts.append(f"special: {c.special}")
+    elif c.memcpyed:
+        parts.append("stored raw")
+    else:
+        parts.append(c.codec)
+        parts += [f"{name} {meta}" if meta else name for name, meta in c.filters] \
+            or ["no filters"]
+    return ", ".join(parts)
+
+
+def _inner_chunk(view: memoryview, base: int, root: str) -> Iterator[Node]:
+    """A chunk inside a frame to field level, relocated to ``base`` and
+    ``root``, without its root node (the frame's own node stands for it)."""
+    nodes = _relocated(chunk_nodes(view), base, root)
+    next(nodes)
+    yield from nodes
+
+
+# ---------------------------------------------------------------------------
+# Frames
+# ---------------------------------------------------------------------------
+
+def frame_nodes(src, *, chunk: int | None = None) -> Iterator[Node]:
+    """Nodes for a Blosc2 frame, in file order: the frame, its fixed header
+    fields, the metalayers, one summary node per chunk (with ``chunk=N``,
+    chunk N also to field level), the offsets index and its entries, and
+    the trailer with its vlmetalayers.
+
+    ``src`` is bytes-like (a cframe), or a path to a sparse frame directory
+    (offsets are then into its ``chunks.b2frame``) or to a frame file.
+    Paths are the validator's (``frame.header.typesize``,
+    ``frame.metalayers['b2nd']``, ``frame.chunks[3].header.nbytes``,
+    ``frame.offsets[3]``, ``frame.trailer.vlmetalayers['x']``).
+
+    A frame that does not open shows its header and metalayers when they
+    parse, then raises the reader's FormatError; a header that does not
+    parse raises at once.  IndexError when ``chunk`` is not a chunk index.
+    """
+    try:
+        f = open_frame(src)
+    except FormatError as e:
+        yield from _unopened(_input_view(src), e, _is_dir(src))
+        return
+    with f:
+        if chunk is not None:
+            f._check_index(chunk)
+        yield from _frame(f, chunk)
+
+
+def _is_dir(src) -> bool:
+    return isinstance(src, (str, os.PathLike)) and Path(src).is_dir()
+
+
+def _input_view(src) -> memoryview:
+    """The bytes offsets count in: the cframe, or an sframe's index file
+    (a file is mapped, not read: only its header is wanted here)."""
+    if _is_dir(src):
+        return memoryview((Path(src) / ff.SFRAME_INDEX).read_bytes())
+    if isinstance(src, (str, os.PathLike)):
+        with open(src, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                return memoryview(b"")
+            return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+    mv = memoryview(src)
+    return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
+
+
+def _frame(f: Frame, chunk: int | None) -> Iterator[Node]:
+    mv, h = f._mv, f.header
+    yield from _head(h, f.layout, len(mv), f._dir is not None)
+    if f.layout in ff.LAYOUT_WITH_METALAYERS:
+        yield from _metalayers(mv, f.layout, h.header_len, b2nd=lambda at: _b2nd(f, at))
+    yield from _chunks(f, chunk)
+    yield from _index(f)
+    yield from _trailer(f)
+
+
+def _unopened(mv: memoryview, err: FormatError, sparse: bool) -> Iterator[Node]:
+    """What a frame the reader refuses still shows (its header and
+    metalayers, when they parse), then the reader's error."""
+    layout = ff.header_layout(mv[0]) if len(mv) else None
+    if layout is None:
+        raise err
+    try:
+        h = parse(ff.FRAME_HEADERS[layout], mv, 0, "frame.header", rule=ff.F_MARKER.id)
+    except FormatError:
+        raise err from None
+    yield from _head(h, layout, len(mv), sparse)
+    if layout in ff.LAYOUT_WITH_METALAYERS:
+        try:
+            yield from _metalayers(mv, layout, max(0, min(h.header_len, len(mv))))
+        except FormatError:
+            pass      # the reader's error, raised below, comes first in its order
+    raise err
+
+
+def _head(h, layout: int, n: int, sparse: bool) -> Iterator[Node]:
+    """The frame node and the fixed header's fields."""
+    version = h.general_flags.version
+    kind = "sparse frame (its index file chunks.b2frame)" if sparse else "contiguous frame"
+    doc = f"Blosc2 {kind}, format version {version}, header layout of {layout} elements"
+    if h.frame_len != n:
+        doc += f" (the header declares {h.frame_len} bytes, the input has {n})"
+    yield Node("frame", 0, max(0, min(h.frame_len, n)), None, doc)
+    covers = " also covers the metalayers" if layout in ff.LAYOUT_WITH_METALAYERS else ""
+    yield Node("frame.header", 0, ff.LEN_FIXED[layout], None,
+               f"the header's fixed part: a msgpack array of {layout} elements "
+               f"(header_len {h.header_len}{covers})")
+    yield from _fields(ff.FRAME_HEADERS[layout], h, "frame.header", 0, h)
+
+
+# -- metalayers (the header's) and vlmetalayers (the trailer's): one layout
+
+_ValueReader = Callable[[bytes, int, str], tuple[Any, str]]
+
+
+def _metalayers(mv: memoryview, layout: int, header_len: int,
+                b2nd: Callable[[int], Iterator[Node]] | None = None) -> Iterator[Node]:
+    """The header's metalayers section: from the fixed part to header_len."""
+    def children(name: str, at: int) -> Iterator[Node]:
+        return b2nd(at) if b2nd is not None and name == "b2nd" else iter(())
+    start = ff.LEN_FIXED[layout]
+    yield from _meta_section(mv, start, header_len, header_len, 0, "frame.metalayers",
+                             "metalayers: msgpack [index size, {name: offset}, [values]]",
+                             _meta_value, children)
+
+
+def _meta_section(mv: memoryview, start: int, end: int, limit: int, base: int, root: str,
+                  doc: str, read_value: _ValueReader,
+                  children: Callable[[str, int], Iterator[Node]] | None = None
+                  ) -> Iterator[Node]:
+    """A metalayers section from ``start`` to ``end``, read as the reader
+    does: everything inside ``mv[:limit]``, value offsets counted from
+    ``base``.  Yields the section, its head, each index entry, the values'
+    head, then each value as ``root['name']``."""
+    scope = mv[:limit]
+    m = parse(ff.Metalayers, scope, start, root, rule=ff.F_META.id)
+    yield Node(root, start, end - start, None, doc)
+    yield from _fields(ff.MetalayersHead, m, root, start, m)
+    pos = start + ff.MetalayersHead.sizeof()
+    for k, e in enumerate(m.index):
+        pos = yield from _meta_entry(e, f"{root}.index[{k}]", pos)
+    yield from _fields(ff.ValuesHead, m, root, pos, m)
+    for e in m.index:
+        name = _name_text(e.name)
+        path = f"{root}[{name!r}]"
+        v = parse(ff.MetaValue, scope, base + e.offset, path, rule=ff.F_META.id)
+        at = base + e.offset + ff.LEN_META_VALUE_HEAD
+        value, meaning = read_value(v.content, at, path)
+        yield Node(path, at, v.len_content, value,
+                   f"the value: the content of a msgpack bin32 (its "
+                   f"{ff.LEN_META_VALUE_HEAD}-byte head at {at - ff.LEN_META_VALUE_HEAD})",
+                   None, meaning)
+        if children is not None:
+            yield from children(name, at)
+
+
+def _meta_entry(e, path: str, pos: int) -> Generator[Node, None, int]:
+    """One index entry's nodes (name shown as text); returns where the next
+    entry starts."""
+    size = len(build(ff.MetaEntry, e, path))
+    yield Node(path, pos, size, None, f"index entry: name and value offset of {_name_text(e.name)!r}")
+    for n in _fields(ff.MetaEntry, e, path, pos, e):
+        yield n._replace(value=_name_text(e.name)) if n.path.endswith(".name") else n
+    return pos + size
+
+
+def _name_text(raw: bytes) -> str:
+    """A metalayer name as the reader keys it (U+FFFD where not UTF-8)."""
+    return bytes(raw).decode("utf-8", "replace")
+
+
+def _meta_value(content: bytes, at: int, path: str) -> tuple[Any, str]:
+    """A header metalayer's value: msgpack, as python-blosc2 writes them."""
+    value, ok = _msgpack_value(content)
+    return value, ("msgpack" if ok else "not msgpack: opaque bytes")
+
+
+def _vlmeta_value(content: bytes, at: int, path: str) -> tuple[Any, str]:
+    """A vlmetalayer's value: a Blosc chunk holding msgpack."""
+    try:
+        data = decompress(content)
+    except FormatError as e:
+        raise e.relocated(at, path) from None
+    value, ok = _msgpack_value(data)
+    what = "msgpack" if ok else "opaque bytes"
+    return value, f"a Blosc chunk of {len(content)} bytes holding {len(data)} bytes of {what}"
+
+
+def _b2nd(f: Frame, at: int) -> Iterator[Node]:
+    """The b2nd metalayer's fields, as the reader reads them (size 0: they
+    are inside the msgpack value at ``at``)."""
+    b = f.b2nd
+    assert b is not None          # called for a frame that has a "b2nd" metalayer
+    root = "frame.metalayers['b2nd']"
+    grid = [-(-s // c) for s, c in zip(b.shape, b.chunkshape)]
+    count = math.prod(grid)
+    where = "(inside the msgpack value)"
+    yield Node(f"{root}.shape", at, 0, list(b.shape), f"array shape {where}", None,
+               " x ".join(map(str, b.shape)) + f" items of {b.dtype}")
+    yield Node(f"{root}.chunkshape", at, 0, list(b.chunkshape), f"chunk shape {where}")
+    yield Node(f"{root}.blockshape", at, 0, list(b.blockshape), f"block shape {where}")
+    yield Node(f"{root}.dtype", at, 0, b.dtype, f"NumPy dtype string {where}", None,
+               f"dtype format {b.dtype_format}")
+    yield Node(f"{root}.chunk_grid", at, 0, grid,
+               "chunks per dimension: ceil(shape / chunkshape) (derived)", None,
+               f"{count} chunks" + ("" if count == f.nchunks or not f.nbytes else
+                                    f", but the frame has {f.nchunks}"))
+
+
+# -- chunks
+
+def _chunks(f: Frame, chunk: int | None) -> Iterator[Node]:
+    """The chunks section and one node per chunk (chunk ``chunk`` also to
+    field level).  The offsets index is decoded here: chunks come first in
+    the file, but only the index says where they are."""
+    if f._dir is not None:
+        yield Node("frame.chunks", f.header_len, 0, None,
+                   f"chunks: {f.cbytes} bytes in one file per chunk beside "
+                   f"{ff.SFRAME_INDEX}; their offsets count from their file's start")
+    else:
+        yield Node("frame.chunks", f.header_len, f.cbytes, None,
+                   "chunks section (in the order the offsets index gives)")
+    f._offsets                        # decoded now: FormatError here if it does not
+    for i in range(f.nchunks):
+        node, view = _chunk_summary(f, i)
+        yield node
+        if i == chunk and view is not None:
+            yield from _inner_chunk(view, node.offset, node.path)
+
+
+def _chunk_summary(f: Frame, i: int) -> tuple[Node, memoryview | None]:
+    """Chunk ``i``'s node and its bytes (None for a special offset)."""
+    path = f"frame.chunks[{i}]"
+    kind = f._special(i)
+    if kind is not None:
+        at = f._index[0]
+        return Node(path, at, 0, None,
+                    f"a special offset: no bytes stored (its entry is in the offsets "
+                    f"index at {at})", None, f"special: {kind} (no bytes stored)"), None
+    base, view = f._chunk_view(i)
+    try:
+        c = parse_chunk(view)
+    except FormatError as e:
+        raise e.relocated(base, path) from None
+    if f._dir is not None:
+        doc = f"chunk file {ff.chunk_file_name(f._offsets[i])}: offsets within that file"
+    else:
+        doc = f"chunk {i}, at offset {f._offsets[i]} of the chunks section"
+    return Node(path, base, c.cbytes, None, doc, None, _chunk_meaning(c)), view
+
+
+# -- the offsets index
+
+def _index(f: Frame) -> Iterator[Node]:
+    """The index chunk to field level, then one node per entry.  Entries of
+    a compressed index have no byte offset of their own: they are shown at
+    the index chunk's start with size 0; a memcpyed index stores them raw,
+    and they are shown where they are."""
+    start, end = f._index
+    if end == start:
+        yield Node("frame.offsets", start, 0, None, "no offsets index: the frame has no chunks")
+        return
+    yield Node("frame.offsets", start, end - start, None,
+               f"offsets index: a Blosc chunk of int64, one per chunk ({f.nchunks})")
+    data_at = None
+    for n in _inner_chunk(f._mv[start:end], start, "frame.offsets"):
+        if n.path == "frame.offsets.data":
+            data_at = n.offset
+        yield n
+    for i, o in enumerate(f._offsets):
+        if data_at is not None:
+            at, size, doc = data_at + 8 * i, 8, f"offset of chunk {i}"
+        else:
+            at, size, doc = start, 0, (f"offset of chunk {i}, decoded from the compressed "
+                                       "index chunk (shown at its start: no byte offset of "
+                                       "its own)")
+        path = f"frame.offsets[{i}]"
+        yield Node(path, at, size, o, doc, None, describe(path, o) or _points_at(f, o))
+
+
+def _points_at(f: Frame, o: int) -> str:
+    if f._dir is not None:
+        return f"chunk file {ff.chunk_file_name(o)}"
+    return f"chunk at byte {f.header_len + o} of the frame"
+
+
+# -- the trailer
+
+def _trailer(f: Frame) -> Iterator[Node]:
+    """The trailer's head, its vlmetalayers and its tail."""
+    mv, start, n = f._mv, f._trailer, f._v.frame_len
+    yield Node("frame.trailer", start, n - start, None,
+               "trailer: msgpack [version, vlmetalayers, trailer_len, fingerprint]")
+    head = parse(ff.TrailerHead, mv, start, "frame.trailer", rule=ff.F_TRAILER.id)
+    yield from _fields(ff.TrailerHead, head, "frame.trailer", start, head)
+    f._vlraw                          # the reader's checks of the section come first
+    tail_at = n - ff.LEN_TRAILER_TAIL
+    # the reader reads the section within the whole frame (limit n)
+    yield from _meta_section(mv, start + ff.LEN_TRAILER_HEAD, tail_at, n, start,
+                             "frame.trailer.vlmetalayers",
+                             "vlmetalayers: as the metalayers, offsets from the trailer's "
+                             "start, each value a Blosc chunk", _vlmeta_value)
+    tail = parse(ff.TrailerTail, mv, tail_at, "frame.trailer", rule=ff.F_TRAILER.id)
+    yield from _fields(ff.TrailerTail, tail, "frame.trailer", tail_at, tail)
