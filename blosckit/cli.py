@@ -191,22 +191,31 @@ def _relocate(e: FormatError, base: int) -> FormatError:
     return e.relocated(base, re.split(r"[.\[]", e.path, maxsplit=1)[0]) if base else e
 
 
-def _walk(names: Iterable[str]) -> Iterator[str]:
-    """Files under directories, in name order; sparse frame directories whole."""
+def _walk(names: Iterable[str]) -> Iterator[tuple[str, bool]]:
+    """``(name, named)``: the inputs, with the files under directories in
+    name order (``named`` False) and sparse frame directories whole."""
     for name in names:
         path = Path(name)
         if name == STDIO or not path.is_dir() or (path / ff.SFRAME_INDEX).is_file():
-            yield name
+            yield name, True
             continue
         for root, dirs, files in os.walk(path):
             dirs.sort()
             here = Path(root)
             for d in list(dirs):
                 if (here / d / ff.SFRAME_INDEX).is_file():
-                    yield str(here / d)
+                    yield str(here / d), False
                     dirs.remove(d)
             for f in sorted(files):
-                yield str(here / f)
+                yield str(here / f), False
+
+
+def _looks_blosc(path: str) -> bool:
+    """A file found in a directory is checked when its first byte could
+    start a chunk (format versions 1-6) or a frame (a header fixarray)."""
+    with open(path, "rb") as fh:
+        head = fh.read(1)
+    return bool(head) and (1 <= head[0] <= 6 or ff.header_layout(head[0]) is not None)
 
 
 class Progress:
@@ -424,13 +433,18 @@ def _validate_one(args, name: str) -> int:
 
 
 def _validate(args) -> int:
-    names = list(_walk(args.files))
-    if args.offset is not None and len(names) > 1:
+    inputs = list(_walk(args.files))
+    if args.offset is not None and len(inputs) > 1:
         raise UsageError("--offset reads one structure: give one file")
-    note = Progress("validating", len(names), "files", threshold=20)
+    note = Progress("validating", len(inputs), "files", threshold=20)
     worst = EXIT_OK
-    for name in names:
-        worst = max(worst, _guarded(name, functools.partial(_validate_one, args, name), args))
+    for name, named in inputs:
+        if not named and Path(name).is_file() and not _looks_blosc(name):
+            if not args.quiet and not args.json:    # a directory's other files
+                print(f"{name}: skipped (not a Blosc chunk or frame)", file=sys.stderr)
+        else:
+            worst = max(worst, _guarded(name, functools.partial(_validate_one, args, name),
+                                        args))
         note.advance(1)
     note.close()
     return worst
