@@ -234,6 +234,11 @@ class Progress:
             print(f"\r{self.label}: {pct:3d}% ({self.done}/{self.total} {self.unit})",
                   end="", file=sys.stderr, flush=True)
 
+    def status(self, text: str) -> None:
+        """One line saying what is under way (work that reports no steps)."""
+        if self.on:
+            print(f"\r{text}", end="", file=sys.stderr, flush=True)
+
     def close(self) -> None:
         if self.on:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
@@ -417,8 +422,7 @@ def _validate_one(args, name: str) -> int:
     from .validate import validate
     src = _load(name, args.offset)
     note = Progress(f"validating {name}", src.size)
-    if note.on:
-        note.advance(0)
+    note.status(f"validating {name} ({_human(src.size)}, deep={args.deep})...")
     problems = [_shift(p, src.base) for p in validate(src.target, deep=args.deep)]
     note.close()
     if args.json:

@@ -273,3 +273,37 @@ def test_version_prints_the_native_paths():
         assert any(str(key) in line for line in lines), key
     for name, entry in info.get("codecs", {}).items():    # one line per codec
         assert any(line.split()[:1] == [name] for line in lines), name
+
+
+def _run_on_terminal(*args) -> tuple[int, str]:
+    """Run the CLI with stderr on a pseudo-terminal; (status, what it wrote there)."""
+    import os
+    import pty
+    leader, follower = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "blosckit", *map(str, args)],
+                         stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            piece = os.read(leader, 4096)
+        except OSError:               # the child closed the terminal
+            break
+        if not piece:
+            break
+        seen += piece
+    os.close(leader)
+    return p.wait(timeout=120), seen.decode(errors="replace")
+
+
+def test_large_work_shows_progress_on_a_terminal_only(tmp_path):
+    src = tmp_path / "big.bin"
+    src.write_bytes(np.arange(10 << 20, dtype="<i8").tobytes())        # 80 MiB
+    out = tmp_path / "big.b2frame"
+    status, err = _run_on_terminal("compress", src, out, "--frame", "--typesize", "8")
+    assert status == 0 and "compressing" in err and "100%" in err
+    status, err = _run_on_terminal("decompress", out, tmp_path / "back.bin")
+    assert status == 0 and "decompressing" in err and "%" in err
+    r = run("decompress", out, tmp_path / "back2.bin")                 # piped: no progress
+    assert r.returncode == 0 and "%" not in r.stderr
+    assert (tmp_path / "back2.bin").read_bytes() == src.read_bytes()
