@@ -36,6 +36,10 @@ class UsageError(Exception):
     """A bad parameter found after argument parsing (exit 2)."""
 
 
+class InputError(Exception):
+    """An input that holds nothing to read, though not malformed (exit 1)."""
+
+
 # ---------------------------------------------------------------------------
 # Reporting: one line per failure on stderr, a JSON object too with --json
 # ---------------------------------------------------------------------------
@@ -52,6 +56,8 @@ def _failure(name: str, e: Exception, base: int = 0) -> tuple[int, dict]:
         status = EXIT_UNSUPPORTED if severity == "unsupported" else EXIT_CORRUPT
         return status, {"file": name, "severity": severity, "offset": e.offset + base,
                         "path": e.path, "message": e.message, "rule": e.rule}
+    if isinstance(e, InputError):
+        return EXIT_CORRUPT, {"file": name, "severity": "error", "message": str(e)}
     if isinstance(e, (UsageError, ValueError)):
         # FormatError is handled above: a plain ValueError is a bad parameter
         return EXIT_USAGE, {"file": name, "severity": "usage", "message": str(e)}
@@ -97,11 +103,20 @@ def _guarded(name: str, fn: Callable[[], int], args, base: int = 0) -> int:
         return status
 
 
+# Which status wins over several inputs: usage errors, then corrupt input,
+# then features this build lacks.
+_RANK = {EXIT_OK: 0, EXIT_UNSUPPORTED: 1, EXIT_CORRUPT: 2, EXIT_USAGE: 3}
+
+
+def _worse(a: int, b: int) -> int:
+    return a if _RANK[a] >= _RANK[b] else b
+
+
 def _each(args, names: Iterable[str], fn: Callable[[str], int]) -> int:
     """``fn`` for every input in turn; the exit status is the worst one."""
     worst = EXIT_OK
     for name in names:
-        worst = max(worst, _guarded(name, functools.partial(fn, name), args))
+        worst = _worse(worst, _guarded(name, functools.partial(fn, name), args))
     return worst
 
 
@@ -161,6 +176,14 @@ def _declared_size(mv: memoryview) -> int:
     except Exception:                 # noqa: BLE001 -- damaged: the reader will say why
         return len(mv)
     return min(len(mv), n) if n > 0 else len(mv)
+
+
+def _load_file(name: str, what: str) -> Source:
+    """An input that must be one file (``what`` says which command wants it)."""
+    src = _load(name)
+    if src.directory is not None:
+        raise UsageError(f"{name} is a sparse frame directory; {what} reads one file")
+    return src
 
 
 def _load(name: str, offset: int | None = None) -> Source:
@@ -285,15 +308,6 @@ def _human(n: float) -> str:
     return str(n)
 
 
-def _chunk_codec(c) -> str:
-    """The codec as the chunk says it: LZ4HC and LZ4 share a stream format;
-    Blosc2 writers put the codec id in the udcodec byte, which tells them apart."""
-    from .formats import enums
-    ud = c.header.extended.udcodec if c.extended else 0
-    if ud and ud != enums.lookup(enums.CODECS, c.codec) and \
-            enums.CODEC_FORMAT.get(ud) == c.compformat:
-        return enums.codec_name(ud)
-    return c.codec
 
 
 # ---------------------------------------------------------------------------
@@ -302,10 +316,11 @@ def _chunk_codec(c) -> str:
 
 def _chunk_info(src: Source) -> dict:
     from .chunk import parse_chunk
+    from .formats.describe import chunk_codec
     c = parse_chunk(src.data)
     return {
         "kind": "chunk", "format": "Blosc2" if c.version >= 3 else "Blosc1",
-        "version": c.version, "versionlz": c.versionlz, "codec": _chunk_codec(c),
+        "version": c.version, "versionlz": c.versionlz, "codec": chunk_codec(c),
         "stream_format": c.codec,
         "filters": [[n, m] for n, m in c.filters], "typesize": c.typesize,
         "nbytes": c.nbytes, "cbytes": c.cbytes,
@@ -363,9 +378,12 @@ def _info_text(name: str, d: dict, problems: list[Problem]) -> str:
         elif v is None:
             v = "none"
         lines.append(f"  {k:14} {v}")
-    errors = sum(p.severity == "error" for p in problems)
-    warnings = len(problems) - errors
+    unsupported = sum(map(_unsupported, problems))
+    errors = sum(p.severity == "error" for p in problems) - unsupported
+    warnings = len(problems) - errors - unsupported
     state = "yes" if not errors else f"no: {errors} error(s)"
+    if unsupported:
+        state += f"; {unsupported} feature(s) this build cannot decode"
     if warnings:
         state += f", {warnings} warning(s)"
     lines.append(f"  {'valid':14} {state}")
@@ -394,7 +412,7 @@ def _info_one(args, name: str) -> int:
         print(_info_text(name, d, problems), flush=True)
         for p in problems:
             print(_problem_line(name, p), file=sys.stderr)
-    return EXIT_CORRUPT if _errors(problems) else EXIT_OK
+    return _status(problems)
 
 
 # ---------------------------------------------------------------------------
@@ -405,17 +423,34 @@ def _errors(problems: list[Problem]) -> bool:
     return any(p.severity == "error" for p in problems)
 
 
+def _unsupported(p: Problem) -> bool:
+    """An error that says this build cannot decode a feature (exit 3), not
+    that the input is malformed."""
+    from .formats.rules import RULES
+    r = RULES.get(p.rule)
+    return p.severity == "error" and r is not None and r.unsupported
+
+
+def _status(problems: list[Problem]) -> int:
+    """0 valid, 1 malformed, 3 valid as far as this build can tell but using
+    a feature it cannot decode."""
+    if any(p.severity == "error" and not _unsupported(p) for p in problems):
+        return EXIT_CORRUPT
+    return EXIT_UNSUPPORTED if any(map(_unsupported, problems)) else EXIT_OK
+
+
 def _shift(p: Problem, base: int) -> Problem:
     return p if not base else Problem(p.severity, p.offset + base, p.path, p.message, p.rule)
 
 
 def _problem_dict(name: str, p: Problem) -> dict:
     return {"file": name, "severity": p.severity, "offset": p.offset, "path": p.path,
-            "message": p.message, "rule": p.rule}
+            "message": p.message, "rule": p.rule, "unsupported": _unsupported(p)}
 
 
 def _problem_line(name: str, p: Problem) -> str:
-    return f"{name}:{p.offset}: {p.severity}: {p.path}: {p.message} [{p.rule}]"
+    severity = "unsupported" if _unsupported(p) else p.severity
+    return f"{name}:{p.offset}: {severity}: {p.path}: {p.message} [{p.rule}]"
 
 
 def _validate_one(args, name: str) -> int:
@@ -433,7 +468,11 @@ def _validate_one(args, name: str) -> int:
             print(_problem_line(name, p), flush=True)
         if not problems and not args.quiet:
             print(f"{name}: ok ({src.kind})", flush=True)
-    return EXIT_CORRUPT if _errors(problems) else EXIT_OK
+    return _status(problems)
+
+
+def _nothing_in(directory: str) -> int:
+    raise InputError("no chunk, frame or sparse frame in this directory")
 
 
 def _validate(args) -> int:
@@ -442,12 +481,16 @@ def _validate(args) -> int:
         raise UsageError("--offset reads one structure: give one file")
     note = Progress("validating", len(inputs), "files", threshold=20)
     worst = EXIT_OK
+    for d in args.files:             # a directory named on its own must hold something
+        if Path(d).is_dir() and not (Path(d) / ff.SFRAME_INDEX).is_file() and not any(
+                Path(n).is_dir() or _looks_blosc(n) for n, named in _walk([d])):
+            worst = _worse(worst, _guarded(d, functools.partial(_nothing_in, d), args))
     for name, named in inputs:
         if not named and Path(name).is_file() and not _looks_blosc(name):
             if not args.quiet and not args.json:    # a directory's other files
                 print(f"{name}: skipped (not a Blosc chunk or frame)", file=sys.stderr)
         else:
-            worst = max(worst, _guarded(name, functools.partial(_validate_one, args, name),
+            worst = _worse(worst, _guarded(name, functools.partial(_validate_one, args, name),
                                         args))
         note.advance(1)
     note.close()
@@ -522,6 +565,11 @@ def _inspect_one(args, name: str) -> int:
     colour = {"always": True, "never": False}.get(args.color, sys.stdout.isatty())
     nodes: list[dict] = []
     failure = None
+    if args.chunk is not None and src.kind != "chunk":
+        from .frame import open_frame
+        with open_frame(src.target) as f:
+            if args.chunk >= f.nchunks:
+                raise UsageError(f"--chunk {args.chunk}: the frame has {f.nchunks} chunks")
     try:
         for n in _nodes(src, args.chunk):
             d = _node_dict(n, _raw(src, n))
@@ -548,7 +596,7 @@ def _inspect_one(args, name: str) -> int:
 
 def _scan_one(args, name: str) -> int:
     from .scan import scan
-    src = _load(name)
+    src = _load_file(name, "scan")
     found = scan(src.data)
     for f in found:
         if args.json:
@@ -649,7 +697,7 @@ def _filters_arg(text: str) -> tuple:
 
 def _compress(args) -> int:
     from .compress import MAX_BUFFERSIZE
-    src = _load(args.input)
+    src = _load_file(args.input, "compress")
     data = src.data
     typesize = args.typesize
     if bytes(data[:len(npy.MAGIC)]) == npy.MAGIC:
@@ -694,7 +742,7 @@ def _compress_frame(data, args, params: dict) -> bytes:
 
 def _salvage(args) -> int:
     from .salvage import salvage
-    src = _load(args.broken)
+    src = _load_file(args.broken, "salvage")
     out, report = salvage(src.data)
     if report.nothing_found:
         raise FormatError("no intact chunk found: nothing to rebuild", len(src.data), "frame",
@@ -807,7 +855,13 @@ _FILTER_CHOICES = ("shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta", 
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults in --help, and the epilogs' examples kept as written."""
+    """Defaults in --help (those worth saying: not None, not a flag's False),
+    and the epilogs kept as written."""
+
+    def _get_help_string(self, action):
+        if action.default is None or isinstance(action.default, bool):
+            return action.help or ""
+        return super()._get_help_string(action)
 
 
 def _common() -> argparse.ArgumentParser:
@@ -899,11 +953,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("input", metavar="IN",
                    help="raw bytes, or a .npy file (its array data is compressed)")
     s.add_argument("output", metavar="OUT")
-    s.add_argument("--codec", default="blosclz", choices=codecs)
+    s.add_argument("--codec", default="blosclz", choices=codecs, help="codec")
     s.add_argument("--clevel", type=_count(0, 9), default=5, help="0..9")
     s.add_argument("--typesize", type=_count(1, 255), default=None,
                    help="bytes per item, 1..255 (default: the .npy item size, else 1)")
-    s.add_argument("--filters", type=_filters_arg, default=("shuffle",),
+    s.add_argument("--filters", type=_filters_arg, default="shuffle",
                    help="comma-separated, applied in order; name:meta gives a meta "
                         f"(e.g. shuffle,trunc_prec:20); names: {', '.join(_FILTER_CHOICES)}")
     s.add_argument("--format", default="blosc2", choices=FORMATS, help="chunk format")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from . import chunk as _chunk
 from .errors import FormatError
 from .formats import frame as ff
+from .formats.describe import chunk_codec
 from .frame import open_frame
 from .salvage import SCAN_MAX_NBYTES, Source, _load, _scan
 
@@ -61,7 +62,7 @@ def _frame_at(mv: memoryview, start: int) -> Found | None:
 
 def _chunk_summary(data: bytes) -> str:
     c = _chunk.parse_chunk(data)
-    kind = f"special: {c.special}" if c.special else c.codec
+    kind = f"special: {c.special}" if c.special else chunk_codec(c)
     family = "Blosc2" if c.version >= 3 else "Blosc1"
     return f"{family} chunk, format version {c.version}, {kind}, {c.nbytes} -> {c.cbytes} bytes"
 

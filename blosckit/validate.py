@@ -18,6 +18,7 @@ from .chunk import _view, chunk_sizes, check_chunk
 from .errors import FormatError, Problem
 from .formats import chunk as fc
 from .formats import frame as ff
+from .formats import field_offsets, parse
 from .formats.rules import Collect
 
 __all__ = ["validate", "Problem"]
@@ -72,6 +73,7 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
     if _errors(out):
         return out
     out += _frame_divergence_warnings(f)
+    out += _trailer_warnings(f)
     _check_b2nd_grid(f, out)
     for i in _chunks_to_check(f, deep):
         out += _check_frame_chunk(f, i, deep)
@@ -94,6 +96,30 @@ def _frame_divergence_warnings(f: _frame.Frame) -> list[Problem]:
     out += [Problem("warning", at, path, f"{d.library} {d.c_blosc2} refuses this frame: "
                     f"{d.title} (blosckit reads it; see {d.anchor})", d.id)
             for d, at, path in divergences.frame_divergences(f)]
+    return out
+
+
+def _trailer_warnings(f: _frame.Frame) -> list[Problem]:
+    """The trailer's version and fingerprint: no reader looks at them, so
+    odd values are warnings (a sign of damage or of an unknown writer)."""
+    out = []
+    version = parse(ff.TrailerHead, f._mv, f._trailer, "frame.trailer",
+                    rule=ff.F_TRAILER.id).version
+    if version not in (0, 1):
+        out.append(Problem("warning", f._trailer + 1, "frame.trailer.version",
+                           f"trailer version {version}; writers put 1 (0 before "
+                           "2.0.0-beta.2)", ff.F_TRAILER_VERSION.id))
+    at = f._v.frame_len - ff.LEN_TRAILER_TAIL
+    tail = parse(ff.TrailerTail, f._mv, at, "frame.trailer", rule=ff.F_TRAILER.id)
+    kind_at = at + field_offsets(ff.TrailerTail, "t")["t.fingerprint_type"]
+    if tail.fingerprint_type > 3:
+        out.append(Problem("warning", kind_at, "frame.trailer.fingerprint_type",
+                           f"fingerprint kind {tail.fingerprint_type} is none of 0..3",
+                           ff.F_FINGERPRINT.id))
+    elif tail.fingerprint_type == 0 and any(tail.fingerprint):
+        out.append(Problem("warning", kind_at + 1, "frame.trailer.fingerprint",
+                           "fingerprint kind 0 (none) with bytes that are not zero",
+                           ff.F_FINGERPRINT.id))
     return out
 
 

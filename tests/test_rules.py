@@ -144,7 +144,8 @@ def test_rule_paths_have_offsets_or_are_indexed():
         # structures whose offset depends on the input say it when they report
         assert r.path in OFFSETS or "[]" in r.path or r.path in (
             "chunk", "chunk.bstarts", "chunk.dict.dsize", "chunk.dict.dict", "npy.header",
-            "frame.metalayers", "frame.trailer", "frame.offsets",
+            "frame.metalayers", "frame.trailer", "frame.offsets", "frame.trailer.version",
+            "frame.trailer.fingerprint_type",
             "frame.metalayers['b2nd']"), r
 
 

@@ -351,3 +351,23 @@ def test_special_entries_whose_chunk_breaks_the_chunk_rules_are_errors(kind, typ
     assert all(o == f._index[0] for _, o in errors)
     v, = oracle_verdicts([bad], kind="frame")
     assert not v.b2_ok
+
+
+def test_trailer_version_and_fingerprint_are_warnings():
+    """No reader looks at the trailer version or the fingerprint: odd values
+    are warnings at their byte, and the frame still reads."""
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    cases = [(f._trailer + 1, 7, "F-trailer-version", "frame.trailer.version"),
+             (len(fr) - 17, 9, "F-fingerprint", "frame.trailer.fingerprint_type"),
+             (len(fr) - 1, 1, "F-fingerprint", "frame.trailer.fingerprint")]
+    for at, value, rule, path in cases:
+        bad = bytearray(fr)
+        bad[at] = value
+        got = [(p.severity, p.rule, p.path) for p in blosckit.validate(bytes(bad))]
+        assert got == [("warning", rule, path)], (at, got)
+        assert blosckit.open_frame(bytes(bad)).decompress() == f.decompress()
+    for version in (0, 1):                       # 0: frames before 2.0.0-beta.2
+        ok = bytearray(fr)
+        ok[f._trailer + 1] = version
+        assert blosckit.validate(bytes(ok)) == []

@@ -138,3 +138,13 @@ def _offset_entry(value: Any) -> str:
     top = (value >> 56) & 0xFF
     kind = enums.SPECIAL_OFFSET_BYTES.get(top)
     return f"special: {kind}" if kind else f"special entry of unknown kind {top:#04x}"
+
+
+def chunk_codec(c) -> str:
+    """The codec a parsed chunk was written with, as far as it says: LZ4HC
+    and LZ4 share a stream format, and Blosc2 writers put the codec id in
+    the udcodec byte, which tells them apart."""
+    ud = c.header.extended.udcodec if c.extended else 0
+    if ud and ud in enums.CODEC_FORMAT and enums.CODEC_FORMAT[ud] == c.compformat:
+        return enums.codec_name(ud)
+    return c.codec

@@ -333,6 +333,12 @@ F_SPECIAL = declare("F-special", "error", "frame.offsets[]", "frame.md#rules",
                     "typesize 4 or 8, NaN and uninit whole items")
 F_SFRAME = declare("F-sframe", "error", "frame.chunks[]", "frame.md#rules",
                    "every chunk file an sframe's index names exists")
+# Warnings from the validator: readers ignore these bytes, writers set them.
+F_TRAILER_VERSION = declare("F-trailer-version", "warning", "frame.trailer.version",
+                            "frame.md#rules", "the trailer version is 1 (0 before 2.0.0-beta.2)")
+F_FINGERPRINT = declare("F-fingerprint", "warning", "frame.trailer.fingerprint_type",
+                        "frame.md#rules", "the fingerprint kind is 0..3; kind 0 (none, the "
+                        "only one written) has 16 zero bytes")
 B2ND_RULE = declare("F-b2nd", "error", "frame.metalayers['b2nd']", "frame.md#b2nd",
                     "the b2nd metalayer is well formed and agrees with the frame's sizes")
 
