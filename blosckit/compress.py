@@ -621,7 +621,9 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int | None = None,
         maxout = min(n, plan.destsize - pos - 4)
         buf = bytearray(4 + max(maxout, 0))
         _I32.pack_into(buf, 0, n)
-        cbytes = plan.codec.compress_into(data, memoryview(buf)[4:], clevel) if maxout > 0 else 0
+        # clevel 0 stores every block raw, as for regular chunks
+        cbytes = plan.codec.compress_into(data, memoryview(buf)[4:], clevel) \
+            if maxout > 0 and clevel > 0 else 0
         if cbytes == 0 or cbytes == n:
             piece: bytes | memoryview = _I32.pack(n) + data.tobytes()
         else:

@@ -182,6 +182,12 @@ def _bytedelta_meta0(chunk: bytes, parsed) -> bool:
         slot in (34, 35) and meta == 0 for slot, meta in zip(parsed.slots, parsed.filters_meta))
 
 
+def _deltas_apart(chunk: bytes, parsed) -> bool:
+    names = _filter_names(parsed) if parsed is not None else []
+    deltas = [k for k, n in enumerate(names) if n == "delta"]
+    return any(b - a > 1 for a, b in zip(deltas, deltas[1:]))
+
+
 def _index_typesize(chunk: bytes, parsed) -> bool:
     # C-Blosc2 fetches each offset as one item of the index chunk's typesize
     return len(chunk) > 3 and chunk[3] != 8
@@ -325,6 +331,8 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence("V12", "bytedelta with meta 0 in a chunk read on its own", "reader",
                _bytedelta_meta0),
     Divergence("V13", "frame offsets index whose typesize is not 8", "index", _index_typesize),
+    Divergence("V17", "two delta filters with another filter between them", "reader",
+               _deltas_apart),
     Divergence("V14", "frame header naming a filter id C-Blosc2 does not define", "frame",
                _undefined_frame_filter),
     Divergence("V15", "metalayer or vlmetalayer name that is not UTF-8", "frame",
@@ -365,7 +373,7 @@ def beyond_all_reader_divergences(chunk) -> bool:
     bytes are enough): a version 4 or 5 chunk with the
     extended header, not special, lazy or instrumented, whose codec format is
     not snappy (V10), not memcpyed with use_dict (V11), without bytedelta of
-    meta 0 (V12).  Every reader predicate above needs one of these, so a
+    meta 0 (V12), without two delta filters apart (V17).  Every reader predicate above needs one of these, so a
     caller checking thousands of chunks can skip the table for the rest
     (a test checks this against the predicates)."""
     if len(chunk) < 32 or chunk[0] not in (4, 5) or chunk[2] & 0x05 != 0x05:
@@ -373,7 +381,11 @@ def beyond_all_reader_divergences(chunk) -> bool:
     b2 = chunk[31]
     if b2 & 0xF8 or chunk[2] >> 5 == 2 or (chunk[2] & 0x02 and b2 & 0x01):
         return False
-    return not any(chunk[16 + k] in (34, 35) and chunk[24 + k] == 0 for k in range(6))
+    if any(chunk[16 + k] in (34, 35) and chunk[24 + k] == 0 for k in range(6)):
+        return False
+    active = [f for f in bytes(chunk[16:22]) if f]          # V17: deltas apart
+    deltas = [k for k, f in enumerate(active) if f == 3]
+    return not any(b - a > 1 for a, b in zip(deltas, deltas[1:]))
 
 
 def reader_divergences(chunk, *, operation: str | None = None) -> list[Divergence]:

@@ -342,3 +342,23 @@ def test_the_prefilter_never_hides_a_divergence(name):
                 assert divergences.reader_divergences(bytes(c), operation="decompress") == [], \
                     (name, pos, value)
     assert seen_true or name in ("special-zeros", "blosc1-lz4", "memcpyed", "vlblocks")
+
+
+def test_v17_two_deltas_with_a_filter_between():
+    """Found by the strategies against C-Blosc2: delta, X, delta decodes to
+    other bytes there; adjacent deltas do not (checked in a subprocess)."""
+    from helpers import oracle_verdicts
+    import hashlib
+    data = (np.arange(3000, dtype="<u4") * 7 % 1000).astype("<u4").tobytes()
+    apart = [blosckit.compress(data, typesize=4, filters=p, codec="lz4")
+             for p in (("delta", "bitshuffle", "delta"), ("delta", "shuffle", "delta"),
+                       ("delta", "bytedelta", "delta"))]
+    near = [blosckit.compress(data, typesize=4, filters=p, codec="lz4")
+            for p in (("delta", "delta"), ("delta", "bitshuffle"), ("shuffle", "delta"))]
+    want = hashlib.sha256(data).digest()
+    for chunk, v in zip(apart + near, oracle_verdicts(apart + near)):
+        assert blosckit.decompress(chunk) == data
+        found = [d.id for d in divergences.reader_divergences(chunk)]
+        assert found == (["V17"] if chunk in apart else []), found
+        assert (v.digest == want) == (chunk in near)
+        assert divergences.beyond_all_reader_divergences(chunk) == (chunk in near)

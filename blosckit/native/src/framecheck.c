@@ -23,6 +23,15 @@ static int beyond_divergences(const uint8_t *c) {
   if ((c[2] & 0x02) && (c[31] & 0x01)) return 0;   /* memcpyed with use_dict */
   for (int k = 0; k < 6; k++)                      /* bytedelta with meta 0 */
     if ((c[16 + k] == 34 || c[16 + k] == 35) && c[24 + k] == 0) return 0;
+  int active = 0, last_delta = -1;                 /* deltas with a filter between */
+  for (int k = 0; k < 6; k++) {
+    if (c[16 + k] == 0) continue;
+    if (c[16 + k] == 3) {
+      if (last_delta >= 0 && active - last_delta > 1) return 0;
+      last_delta = active;
+    }
+    active++;
+  }
   return 1;
 }
 

@@ -1,0 +1,147 @@
+"""``blosckit.strategies``: what the drawn chunks and frames cover, that
+C-Blosc2 reads the compatible ones alike, and that ``corrupt`` reaches every
+declared field."""
+from __future__ import annotations
+
+import collections
+import hashlib
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+import blosckit
+from blosckit import strategies as bst
+from blosckit.formats.describe import chunk_codec
+from helpers import frame_digest, oracle_verdicts
+
+blosc2 = pytest.importorskip("blosc2")
+
+_FAST = settings(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+                 database=None)
+
+
+def _draw_many(strategy, n: int) -> list:
+    """``n`` examples of ``strategy`` (deterministic), collected."""
+    out = []
+
+    @settings(_FAST, max_examples=n)
+    @given(strategy)
+    def collect(x):
+        out.append(x)
+    collect()
+    return out
+
+
+def test_500_chunks_cover_every_codec_filter_split_special_and_format():
+    seen: dict[str, set] = collections.defaultdict(set)
+    for data, chunk in _draw_many(bst.chunks(), 500):
+        assert blosckit.decompress(chunk) == data
+        assert [p for p in blosckit.validate(chunk) if p.severity == "error"] == []
+        c = blosckit.parse_chunk(chunk)
+        seen["format"].add("blosc1" if c.version < 3 else "blosc2")
+        if c.special:
+            seen["special"].add(c.special)
+            continue
+        seen["codec"].add(chunk_codec(c))
+        seen["filter"].update(name for name, _ in c.filters)
+        seen["split"].add(c.split if c.nbytes and not c.memcpyed else None)
+        seen["vlblocks"].add(c.vlblocks)
+        seen["dict"].add(c.dict is not None)
+        seen["memcpyed"].add(c.memcpyed)
+        bstarts = list(c.bstarts)
+        seen["unsorted bstarts"].add(bstarts != sorted(bstarts))
+    assert seen["format"] == {"blosc1", "blosc2"}
+    assert seen["codec"] >= {"blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy"}
+    assert seen["filter"] >= {"shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta"}
+    assert {True, False} <= seen["split"]
+    assert seen["special"] == {"zeros", "nan", "value", "uninit"}
+    for flag in ("vlblocks", "dict", "memcpyed", "unsorted bstarts"):
+        assert True in seen[flag], flag
+
+
+def test_constraints_narrow_the_chunks():
+    for data, chunk in _draw_many(bst.chunks(codecs=["zstd"], format="blosc2",
+                                             max_nbytes=100, kinds=["compressed"]), 60):
+        c = blosckit.parse_chunk(chunk)
+        assert c.version >= 3 and c.nbytes <= 100
+        assert c.codec == "zstd" or c.memcpyed or c.nbytes == 0        # stored, not coded
+    for _, chunk in _draw_many(bst.chunks(format="blosc1"), 40):
+        assert blosckit.parse_chunk(chunk).version <= 2
+
+
+@pytest.mark.parametrize("kw", [{"codecs": ["nope"]}, {"format": "blosc3"},
+                                {"max_nbytes": -1}, {"compatible_with": "c-blosc"},
+                                {"kinds": ["weird"]}, {"codecs": []}])
+def test_bad_constraints_are_refused_at_once(kw):
+    with pytest.raises(InvalidArgument):
+        bst.chunks(**kw)
+
+
+def test_c_blosc2_decodes_every_compatible_chunk_to_data():
+    pairs = _draw_many(bst.chunks(compatible_with="c-blosc2"), 300)
+    verdicts = oracle_verdicts([c for _, c in pairs])
+    wrong = [(blosckit.parse_chunk(c), v.b2_ok) for (d, c), v in zip(pairs, verdicts)
+             if v.digest != hashlib.sha256(d).digest()
+             and blosckit.parse_chunk(c).special != "uninit"]
+    assert wrong == []
+
+
+def test_frames_open_in_python_blosc2_with_their_data():
+    pairs = _draw_many(bst.frames(max_chunks=5, compatible_with="c-blosc2"), 80)
+    counts = collections.Counter()
+    for datas, frame in pairs:
+        f = blosckit.open_frame(frame)
+        assert [f.decompress_chunk(i) for i in range(f.nchunks)] == datas
+        assert blosckit.validate(frame) == []
+        counts["specials"] += sum(isinstance(o, str) for o in f.offsets)
+        counts["vlmeta"] += bool(f.vlmetalayers)
+        counts["meta"] += bool(f.metalayers)
+    verdicts = oracle_verdicts([fr for _, fr in pairs], kind="frame")
+    assert [v.b2_ok for v in verdicts] == [True] * len(pairs)
+    assert [v.digest for v in verdicts] == [frame_digest(blosckit.open_frame(fr))
+                                            for _, fr in pairs]
+    assert min(counts.values()) > 0
+
+
+def _fields(blob) -> set[str]:
+    return {re.sub(r"\[\d+\]", "[]", re.sub(r"\['[^']*'\]", "['']", t[0]))
+            for t in bst.targets(blob)}
+
+
+def test_corrupt_reaches_every_declared_field_of_a_chunk_and_a_frame():
+    chunk = blosc2.compress2(bytes(range(256)) * 64, typesize=4, codec=blosc2.Codec.ZSTD)
+    sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4), meta={"m": 1})
+    sc.append_data(bytes(range(200)) * 20)
+    sc.vlmeta["v"] = [1, 2]
+    frame = bytes(sc.to_cframe())
+    hit: set[str] = set()
+
+    def observe(path):
+        hit.add(re.sub(r"\[\d+\]", "[]", re.sub(r"\['[^']*'\]", "['']", path)))
+    blobs = _draw_many(bst.corrupt([chunk, frame], observe=observe), 3000)
+    declared = _fields(chunk) | _fields(frame)
+    assert len(declared) > 60
+    assert sorted(declared - hit) == []
+    assert sum(b not in (chunk, frame) for b in blobs) > 2500
+
+
+@settings(_FAST, max_examples=300)
+@given(bst.corrupt(bst.chunks(max_nbytes=512).map(lambda p: p[1])))
+def test_corrupted_chunks_give_data_or_a_format_error(blob):
+    try:
+        blosckit.decompress(blob, max_nbytes=1 << 20)
+    except blosckit.FormatError as e:
+        assert e.rule and 0 <= e.offset <= len(blob)
+    for p in blosckit.validate(blob):
+        assert 0 <= p.offset <= len(blob)
+
+
+def test_from_type_draws_blosckit_types():
+    from hypothesis import find
+    c = find(st.from_type(blosckit.Chunk), lambda c: c.nbytes > 10)
+    assert c.nbytes > 10
+    f = find(st.from_type(blosckit.Frame), lambda f: f.nchunks >= 2)
+    assert f.nchunks >= 2
