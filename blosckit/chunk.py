@@ -563,7 +563,7 @@ def _decode_all(v: ChunkView, src: memoryview, out: memoryview, nthreads: int) -
     """Decode the whole chunk described by ``v`` into ``out`` (nbytes long)."""
     sink = RaiseFirst()
     _decodable(v, src, sink)
-    if v.nbytes == 0:
+    if v.nbytes == 0 and not v.vl:      # VL blocks must still add up to nbytes (VL7)
         return
     if v.special:
         _fill_special(v, src, out)
@@ -792,7 +792,8 @@ def check_chunk(src, *, deep: bool = True) -> list[Problem]:
     if v is None:
         return sink.problems
     _decodable(v, mv, sink)
-    if v.special or v.memcpyed or v.nbytes == 0 or v.lazy or not sink.ok(*_DECODE_NEEDS):
+    if v.special or v.memcpyed or (v.nbytes == 0 and not v.vl) or v.lazy or \
+            not sink.ok(*_DECODE_NEEDS):
         return sink.problems
     dec = _Decoder(v, mv, sink)        # reports unknown filters (T-filter)
     if not deep or not sink.ok(fc.T_FILTER.path):

@@ -773,6 +773,62 @@ def _salvage(args) -> int:
 
 
 # ---------------------------------------------------------------------------
+# fuzz, corpus (the fuzz extra)
+# ---------------------------------------------------------------------------
+
+def _need_fuzz_extra() -> None:
+    from importlib.util import find_spec
+    missing = [m for m in ("hypothesis", "blosc2") if find_spec(m) is None]
+    if missing:
+        raise UsageError(f"this command needs the fuzz extra (pip install "
+                         f"'blosckit[fuzz]'): {', '.join(missing)} not installed")
+
+
+def _fuzz(args) -> int:
+    if args.against != "c-blosc2":
+        raise UsageError("--against: only c-blosc2")
+    _need_fuzz_extra()
+    from .fuzz import fuzz
+    out = Path(args.out) if args.out else None
+    on_tty = sys.stderr.isatty()
+
+    def progress(r) -> None:
+        if on_tty:
+            print(f"\rfuzzing: {r.seconds:5.0f} s, {r.inputs} inputs, {r.agree} agree, "
+                  f"{len(r.new_cases)} new", end="", file=sys.stderr, flush=True)
+    report = fuzz(seconds=args.time, seed=args.seed, out=out, progress=progress)
+    if on_tty:
+        print(file=sys.stderr)
+    if args.json:
+        _emit({"inputs": report.inputs, "agree": report.agree, "seconds": report.seconds,
+               "disagreements": report.by_category, "new_cases": report.new_cases})
+        return EXIT_OK
+    print(f"{report.inputs} inputs in {report.seconds:.0f} s (seed {args.seed}): "
+          f"{report.agree} read alike by blosckit and C-Blosc2")
+    for key, n in sorted((report.by_category or {}).items()):
+        print(f"  {n:6d}  {key}")
+    news = report.new_cases or []
+    crashes = sum(n.startswith("c-crash") for n in news)
+    where = f" -> {out}" if out is not None and news else ""
+    print(f"{len(news) - crashes} new disagreement(s), {crashes} C-Blosc2 crash(es) "
+          f"written{where}")
+    return EXIT_OK
+
+
+def _corpus(args) -> int:
+    _need_fuzz_extra()
+    from .fuzz import write_corpus
+    entries = write_corpus(Path(args.out), args.count, seed=args.seed)
+    kinds: dict[str, int] = {}
+    for e in entries:
+        key = f"{e['kind']}, {'decode' if 'decode' in e['expect'] else 'reject'}"
+        kinds[key] = kinds.get(key, 0) + 1
+    print(f"{len(entries)} blobs and manifest.json -> {args.out}: " +
+          ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
 # --version
 # ---------------------------------------------------------------------------
 
@@ -969,6 +1025,24 @@ def build_parser() -> argparse.ArgumentParser:
                         "multiple of the typesize)")
     s.add_argument("--nthreads", **nthreads)
     s.set_defaults(fn=_compress)
+
+    s = add("fuzz", "differential fuzzing of blosckit against C-Blosc2 (fuzz extra)")
+    s.add_argument("--against", default="c-blosc2", choices=("c-blosc2",),
+                   help="the other reader")
+    s.add_argument("--time", type=_count(1), default=60, metavar="SECONDS",
+                   help="how long to run")
+    s.add_argument("--seed", type=_count(0), default=0, help="reproducible runs")
+    s.add_argument("--out", default=None, metavar="DIR",
+                   help="write each new disagreement here (minimised, with a .txt)")
+    _json_arg(s, "the counts as one JSON object")
+    s.set_defaults(fn=_fuzz)
+
+    s = add("corpus", "write a seed corpus of valid and edge-case blobs with a manifest "
+                      "(fuzz extra)")
+    s.add_argument("out", metavar="OUT", help="directory to write")
+    s.add_argument("--count", type=_count(1), default=200, metavar="N", help="blobs")
+    s.add_argument("--seed", type=_count(0), default=0, help="reproducible corpora")
+    s.set_defaults(fn=_corpus)
 
     s = add("salvage", "rebuild a valid frame from a damaged one; prints what was "
                        "recovered, chunk by chunk")

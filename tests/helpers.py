@@ -7,18 +7,15 @@ because the directory has no ``__init__.py``).
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
-import subprocess
-import sys
-import tempfile
 import zlib
-from typing import Iterable, NamedTuple, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
 import blosckit
+from blosckit.fuzz import Verdict, c_blosc2_verdicts
 
 LONG = os.environ.get("BLOSCKIT_LONG") == "1"
 
@@ -441,134 +438,11 @@ def mutations(chunk: bytes, *, every_truncation: bool = True):
 # The C libraries' verdicts, from a subprocess (hostile blobs may crash them)
 # ---------------------------------------------------------------------------
 
-_ORACLE_WORKER = r"""
-import hashlib, os, select, signal, struct, sys
-import blosc2
-from blosc2 import blosc2_ext
-try:
-    import blosc
-except ImportError:
-    blosc = None
-kind = sys.argv[2]
-data = open(sys.argv[1], "rb").read()
-blobs, pos = [], 0
-while pos < len(data):
-    n = struct.unpack_from("<i", data, pos)[0]
-    blobs.append(data[pos + 4:pos + 4 + n])
-    pos += 4 + n
-NONE = bytes(32)
-
-
-def frame_contents(blob):
-    # C-level reads only: names come back as str, values as the raw bytes
-    # C-Blosc2 stores (python-blosc2's msgpack decoding is not asked for).
-    s = blosc2.schunk_from_cframe(blob, copy=True)
-    parts = [s.decompress_chunk(i) for i in range(s.nchunks)]
-    h = hashlib.sha256(b"".join(parts))
-    try:
-        metas = sorted((n, blosc2_ext.meta__getitem__(s, n)) for n in s.meta.keys())
-        vls = sorted((n, s.vlmeta.get_vlmeta(n)) for n in s.vlmeta.get_names())
-    except UnicodeDecodeError:
-        return None                    # python-blosc2 refuses a name C-Blosc2 reads
-    for n, v in metas + [("", b"")] + vls:
-        h.update(n.encode() + b"\0" + struct.pack("<q", len(v)) + bytes(v))
-    return h.digest()
-
-
-def verdict(blob):
-    b2, digest = 0, NONE
-    try:
-        if kind == "frame":
-            d = frame_contents(blob)
-            b2, digest = (1, d) if d is not None else (4, NONE)
-        else:
-            b2, digest = 1, hashlib.sha256(blosc2.decompress(blob)).digest()
-    except Exception:
-        pass
-    b1 = 2
-    if kind == "chunk" and blosc is not None and blob[:1] and blob[0] <= 2:
-        try:
-            blosc.decompress(blob)
-            b1 = 1
-        except Exception:
-            b1 = 0
-    return bytes([b2, b1]) + digest
-
-
-# The libraries are imported once; a child is forked for each run of blobs,
-# and a child that crashes or hangs costs one fork, not a new interpreter.
-out = sys.stdout.buffer
-done, pending = 0, b""
-while done < len(blobs):
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        for blob in blobs[done:]:
-            os.write(w, verdict(blob))
-        os._exit(0)
-    os.close(w)
-    while True:
-        ready, _, _ = select.select([r], [], [], 20)
-        chunk = os.read(r, 4096) if ready else None
-        if not chunk:
-            break
-        pending += chunk
-        whole = len(pending) - len(pending) % 34
-        out.write(pending[:whole])
-        done += whole // 34
-        pending = pending[whole:]
-    os.kill(pid, signal.SIGKILL) if chunk is None else None
-    os.waitpid(pid, 0)
-    os.close(r)
-    pending = b""
-    if done < len(blobs):
-        out.write(bytes([3, 3]) + NONE)    # crashed or hung on this blob
-        done += 1
-    out.flush()
-"""
-
-
-class Verdict(NamedTuple):
-    """What the C libraries make of one blob (see :func:`oracle_verdicts`)."""
-    b2_ok: bool                 # C-Blosc2 reads it (chunk: decompress; frame: see below)
-    b1_ok: bool | None          # C-Blosc 1.x decompresses it; None when not asked
-    digest: bytes | None        # sha256 of what C-Blosc2 read, None when it refused
-    python_only: bool = False   # C-Blosc2 reads it, python-blosc2 cannot (a non-UTF-8 name)
-
-
-def frame_digest(frame) -> bytes:
-    """The digest :func:`oracle_verdicts` computes for a frame, from
-    blosckit's reading of it: every chunk's data, then the metalayers and
-    vlmetalayers (raw bytes) in name order."""
-    h = hashlib.sha256(b"".join(frame.decompress_chunk(i) for i in range(frame.nchunks)))
-    names = [(n, v) for n, v in sorted(frame.metalayers.items())]
-    names += [("", b"")] + sorted(frame.vlmetalayers.items())
-    for n, v in names:
-        h.update(n.encode() + b"\0" + struct.pack("<q", len(v)) + bytes(v))
-    return h.digest()
-
-
 def oracle_verdicts(blobs: Sequence[bytes], timeout: float = 600, *,
                     kind: str = "chunk") -> list[Verdict]:
-    """For each blob, what the C libraries make of it.  ``kind="chunk"``:
-    C-Blosc2 decompresses it, and for chunk versions <= 2 C-Blosc 1.x too.
-    ``kind="frame"``: C-Blosc2 opens it as a cframe and reads every chunk,
-    metalayer and vlmetalayer.  A blob on which a library crashes or hangs
-    counts as refused."""
-    with tempfile.NamedTemporaryFile(suffix=".blobs", delete=False) as f:
-        for b in blobs:
-            f.write(struct.pack("<i", len(b)) + bytes(b))
-        path = f.name
-    try:
-        out = subprocess.run([sys.executable, "-c", _ORACLE_WORKER, path, kind],
-                             capture_output=True, timeout=timeout, check=True).stdout
-    finally:
-        os.unlink(path)
-    assert len(out) == 34 * len(blobs), (len(out), len(blobs))
-    return [Verdict(out[k] == 1, None if out[k + 1] == 2 else out[k + 1] == 1,
-                    out[k + 2:k + 34] if out[k] == 1 else None, out[k] == 4)
-            for k in range(0, len(out), 34)]
+    """What the C libraries make of each blob (see
+    :func:`blosckit.fuzz.c_blosc2_verdicts`); a crash or hang counts as refused."""
+    return c_blosc2_verdicts(blobs, kind=kind, timeout=timeout)
 
 
 def strip(obj):

@@ -10,7 +10,8 @@ import pytest
 
 import blosckit
 from frame_corpus import all_cases
-from helpers import frame_digest, oracle_verdicts
+from blosckit.fuzz import frame_digest
+from helpers import oracle_verdicts
 
 blosc2 = pytest.importorskip("blosc2")
 

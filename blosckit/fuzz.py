@@ -1,0 +1,437 @@
+"""Differential fuzzing against C-Blosc2, and the shareable seed corpus.
+
+Needs the ``fuzz`` extra (hypothesis for the strategies, python-blosc2 for
+the oracle).  C-Blosc2 runs in a child process that forks once per run of
+inputs, so a crash or a hang there is a verdict, not the end of the run.
+
+* :func:`c_blosc2_verdicts` -- what C-Blosc2 makes of each blob;
+* :func:`fuzz` -- generate and corrupt chunks and frames, compare blosckit
+  with C-Blosc2, classify each disagreement against the known-divergences
+  table, minimise and write the new ones;
+* :func:`write_corpus` -- valid and edge-case chunks and frames with a
+  manifest of what a correct reader must do with each.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, NamedTuple, Sequence
+
+from . import divergences
+from .chunk import decompress
+from .errors import FormatError
+from .formats.rules import RULES
+from .frame import open_frame
+
+__all__ = ["Verdict", "c_blosc2_verdicts", "Outcome", "blosckit_outcome", "classify",
+           "fuzz", "write_corpus"]
+
+# The child: reads length-prefixed blobs, writes 34 bytes per blob (C-Blosc2
+# status, C-Blosc 1.x status, sha256 of what C-Blosc2 read).  Status 1 read,
+# 0 refused, 2 not asked, 3 crashed or hung, 4 python-blosc2 cannot list a
+# name C-Blosc2 reads.
+_WORKER = r"""
+import hashlib, os, select, signal, struct, sys
+import blosc2
+from blosc2 import blosc2_ext
+try:
+    import blosc
+except ImportError:
+    blosc = None
+kind = sys.argv[2]
+data = open(sys.argv[1], "rb").read()
+blobs, pos = [], 0
+while pos < len(data):
+    n = struct.unpack_from("<i", data, pos)[0]
+    blobs.append(data[pos + 4:pos + 4 + n])
+    pos += 4 + n
+NONE = bytes(32)
+
+
+def frame_contents(blob):
+    # C-level reads only: names come back as str, values as the raw bytes
+    # C-Blosc2 stores (python-blosc2's msgpack decoding is not asked for).
+    s = blosc2.schunk_from_cframe(blob, copy=True)
+    parts = [s.decompress_chunk(i) for i in range(s.nchunks)]
+    h = hashlib.sha256(b"".join(parts))
+    try:
+        metas = sorted((n, blosc2_ext.meta__getitem__(s, n)) for n in s.meta.keys())
+        vls = sorted((n, s.vlmeta.get_vlmeta(n)) for n in s.vlmeta.get_names())
+    except UnicodeDecodeError:
+        return None
+    for n, v in metas + [("", b"")] + vls:
+        h.update(n.encode() + b"\0" + struct.pack("<q", len(v)) + bytes(v))
+    return h.digest()
+
+
+def verdict(blob):
+    b2, digest = 0, NONE
+    try:
+        if kind == "frame":
+            d = frame_contents(blob)
+            b2, digest = (1, d) if d is not None else (4, NONE)
+        else:
+            b2, digest = 1, hashlib.sha256(blosc2.decompress(blob)).digest()
+    except Exception:
+        pass
+    b1 = 2
+    if kind == "chunk" and blosc is not None and blob[:1] and blob[0] <= 2:
+        try:
+            blosc.decompress(blob)
+            b1 = 1
+        except Exception:
+            b1 = 0
+    return bytes([b2, b1]) + digest
+
+
+def run(todo, emit):
+    # one child for the blobs of todo in turn; returns how many it answered
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        for blob in todo:
+            os.write(w, verdict(blob))
+        os._exit(0)
+    os.close(w)
+    answered, pending, chunk = 0, b"", b""
+    while True:
+        ready, _, _ = select.select([r], [], [], 20)
+        chunk = os.read(r, 4096) if ready else None
+        if not chunk:
+            break
+        pending += chunk
+        whole = len(pending) - len(pending) % 34
+        emit(pending[:whole])
+        answered += whole // 34
+        pending = pending[whole:]
+    if chunk is None:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os.close(r)
+    return answered
+
+
+out = sys.stdout.buffer
+done = 0
+while done < len(blobs):
+    done += run(blobs[done:], out.write)
+    if done < len(blobs):
+        # the child died on this blob; an earlier blob may have damaged its
+        # heap, so the blob is tried again alone before it is called a crash
+        alone = []
+        if run([blobs[done]], alone.append) == 0:
+            alone = [bytes([3, 3]) + NONE]
+        out.write(alone[0])
+        done += 1
+    out.flush()
+"""
+
+
+class Verdict(NamedTuple):
+    """What the C libraries make of one blob (see :func:`c_blosc2_verdicts`)."""
+    b2_ok: bool                 # C-Blosc2 reads it (chunk: decompress; frame: every part)
+    b1_ok: bool | None          # C-Blosc 1.x decompresses it; None when not asked
+    digest: bytes | None        # sha256 of what C-Blosc2 read, None when it refused
+    python_only: bool = False   # C-Blosc2 reads it, python-blosc2 cannot (a non-UTF-8 name)
+    crashed: bool = False       # the library crashed or hung on it
+
+
+def c_blosc2_verdicts(blobs: Sequence[bytes], *, kind: str = "chunk",
+                      timeout: float = 600) -> list[Verdict]:
+    """For each blob, what the C libraries make of it.  ``kind="chunk"``:
+    C-Blosc2 decompresses it, and for chunk versions <= 2 C-Blosc 1.x too.
+    ``kind="frame"``: C-Blosc2 opens it as a cframe and reads every chunk,
+    metalayer and vlmetalayer (the digest covers them all, as
+    :func:`frame_digest` computes it from blosckit's reading)."""
+    with tempfile.NamedTemporaryFile(suffix=".blobs", delete=False) as f:
+        for b in blobs:
+            f.write(struct.pack("<i", len(b)) + bytes(b))
+        path = f.name
+    try:
+        out = subprocess.run([sys.executable, "-c", _WORKER, path, kind],
+                             capture_output=True, timeout=timeout, check=True).stdout
+    finally:
+        os.unlink(path)
+    if len(out) != 34 * len(blobs):
+        raise RuntimeError(f"the C-Blosc2 worker answered {len(out)} bytes for "
+                           f"{len(blobs)} blobs")
+    return [Verdict(out[k] == 1, None if out[k + 1] == 2 else out[k + 1] == 1,
+                    out[k + 2:k + 34] if out[k] == 1 else None, out[k] == 4, out[k] == 3)
+            for k in range(0, len(out), 34)]
+
+
+def frame_digest(frame) -> bytes:
+    """The digest :func:`c_blosc2_verdicts` computes for a frame, from
+    blosckit's reading of it: every chunk's data, then the metalayers and
+    vlmetalayers (raw bytes) in name order."""
+    h = hashlib.sha256(b"".join(frame.decompress_chunk(i) for i in range(frame.nchunks)))
+    names = [(n, v) for n, v in sorted(frame.metalayers.items())]
+    names += [("", b"")] + sorted(frame.vlmetalayers.items())
+    for n, v in names:
+        h.update(n.encode() + b"\0" + struct.pack("<q", len(v)) + bytes(v))
+    return h.digest()
+
+
+# ---------------------------------------------------------------------------
+# blosckit's side and the classification
+# ---------------------------------------------------------------------------
+
+class Outcome(NamedTuple):
+    """blosckit's reading: the digest of the data (as the oracle computes
+    it), or the rule and offset of the FormatError."""
+    digest: bytes | None
+    rule: str | None = None
+    offset: int | None = None
+    path: str | None = None
+
+
+def blosckit_outcome(blob: bytes, kind: str, max_nbytes: int = 1 << 24) -> Outcome:
+    try:
+        if kind == "frame":
+            with open_frame(blob) as f:
+                return Outcome(frame_digest(f))
+        return Outcome(hashlib.sha256(decompress(blob, max_nbytes=max_nbytes)).digest())
+    except FormatError as e:
+        return Outcome(None, e.rule, e.offset, e.path)
+
+
+def _known(blob: bytes, kind: str) -> list[str]:
+    """The divergences of the table that apply to ``blob`` (ids)."""
+    if kind == "chunk":
+        return [d.id for d in divergences.reader_divergences(blob)]
+    try:
+        with open_frame(blob) as f:
+            ids = [d.id for d, _, _ in divergences.frame_divergences(f)]
+            s, e = f._index
+            ids += [d.id for d in divergences.reader_divergences(f._mv[s:e])]
+            ids += [d.id for d in divergences.index_divergences(f._mv[s:e])]
+            for i in range(f.nchunks):
+                if isinstance(f.offsets[i], int):
+                    ids += [d.id for d in divergences.reader_divergences(f.chunk(i))]
+            if "uninit" in f.offsets:
+                ids.append("V6")
+            return sorted(set(ids))
+    except FormatError:
+        return []
+
+
+def classify(blob: bytes, kind: str, ours: Outcome, theirs: Verdict) -> tuple[str, str] | None:
+    """``(category, explanation)`` of a disagreement, or None when both
+    read the same data or both refuse.  Categories: ``c-crash``,
+    ``c-wrong-data`` (both read, different data), ``blosckit-rejects``,
+    ``c-rejects``; the explanation names the divergence of the table, or
+    the stricter blosckit rule, or says it is new."""
+    if theirs.crashed:
+        known = _known(blob, kind) if ours.digest is not None else []
+        where = f"known divergence {', '.join(known)}; " if known else ""
+        return "c-crash", (f"C-Blosc2 crashed or hung (a C-Blosc2 bug); {where}blosckit: " +
+                           ("reads it" if ours.digest else f"rule {ours.rule} at {ours.offset}"))
+    if ours.digest is None and not theirs.b2_ok:
+        return None
+    if ours.digest is not None and theirs.b2_ok and ours.digest == theirs.digest:
+        return None
+    known = _known(blob, kind)
+    if ours.digest is None:
+        rule = RULES.get(ours.rule or "")
+        why = (f"blosckit rule {ours.rule} ({rule.text})" if rule is not None else
+               f"blosckit rule {ours.rule}")
+        return "blosckit-rejects", f"{why} at {ours.offset} ({ours.path}); C-Blosc2 reads it"
+    # blosckit reads it: C-Blosc2 refuses it or reads other data
+    category = "c-rejects" if not theirs.b2_ok else "c-wrong-data"
+    if theirs.python_only:
+        category = "c-rejects"
+    if known:
+        return category, f"known divergence {', '.join(known)}"
+    return category, "NEW: no known divergence explains it"
+
+
+# ---------------------------------------------------------------------------
+# The fuzzing loop
+# ---------------------------------------------------------------------------
+
+def _draw(strategy, n: int, seed: int) -> list:
+    """``n`` examples of a hypothesis strategy, reproducible from ``seed``."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as _seed
+    out: list = []
+
+    @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @_seed(seed)
+    @given(strategy)
+    def collect(x):
+        out.append(x)
+    collect()
+    return out
+
+
+def _minimise(blob: bytes, kind: str, same: Callable[[bytes], bool], budget: int = 200) -> bytes:
+    """A shorter or simpler blob for which ``same`` still holds: cut the
+    tail, then zero bytes, within ``budget`` oracle-free checks."""
+    best = blob
+    step = max(1, len(best) // 2)
+    while step >= 1 and budget > 0:
+        cand = best[:len(best) - step]
+        budget -= 1
+        if cand and same(cand):
+            best = cand
+        else:
+            step //= 2
+    return best
+
+
+@dataclass
+class FuzzReport:
+    """Counts of a fuzzing run, and the cases written."""
+    inputs: int = 0
+    agree: int = 0
+    by_category: dict[str, int] = field(default_factory=dict)
+    new_cases: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
+         batch: int = 200, progress: Callable[[FuzzReport], None] | None = None) -> FuzzReport:
+    """Run blosckit and C-Blosc2 on generated and corrupted chunks and
+    frames for about ``seconds``; return the counts.  Disagreements no
+    known divergence explains are minimised (a shorter blob keeping the
+    same classification against blosckit) and written under ``out`` as
+    ``<category>-<n>.bin`` with a ``.txt`` line of explanation."""
+    from . import strategies as bst
+    report = FuzzReport()
+    start = time.monotonic()
+    rounds = 0
+    while time.monotonic() - start < seconds:
+        s = seed * 1_000_003 + rounds
+        valid = [c for _, c in _draw(bst.chunks(max_nbytes=4096), batch // 2, s)]
+        bad = _draw(bst.corrupt(valid), batch // 2, s + 1)
+        frames = [f for _, f in _draw(bst.frames(max_chunks=4), batch // 8, s + 2)]
+        bad_frames = _draw(bst.corrupt(frames), batch // 8, s + 3)
+        for kind, blobs in (("chunk", valid + bad), ("frame", frames + bad_frames)):
+            for blob, theirs in zip(blobs, c_blosc2_verdicts(blobs, kind=kind)):
+                report.inputs += 1
+                ours = blosckit_outcome(blob, kind)
+                found = classify(blob, kind, ours, theirs)
+                if found is None:
+                    report.agree += 1
+                    continue
+                category, why = found
+                key = f"{kind} {category}: {_label(why)}"
+                report.by_category[key] = report.by_category.get(key, 0) + 1
+                if (why.startswith("NEW") or category == "c-crash") and out is not None:
+                    _write_case(out, blob, kind, category, why, report)
+        rounds += 1
+        report.seconds = time.monotonic() - start
+        if progress is not None:
+            progress(report)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _label(why: str) -> str:
+    """The part of an explanation that groups cases: the divergence ids, the
+    blosckit rule, or NEW / crash."""
+    if why.startswith("known divergence "):
+        return why[len("known divergence "):]
+    if why.startswith("blosckit rule "):
+        return "stricter rule " + why.split()[2]
+    return "NEW" if why.startswith("NEW") else why.split(";")[0]
+
+
+def _write_case(out: Path, blob: bytes, kind: str, category: str, why: str,
+                report: FuzzReport) -> None:
+    def same(b: bytes) -> bool:
+        return blosckit_outcome(b, kind).rule == blosckit_outcome(blob, kind).rule
+    small = _minimise(blob, kind, same)
+    theirs = c_blosc2_verdicts([small], kind=kind)[0]
+    found = classify(small, kind, blosckit_outcome(small, kind), theirs)
+    if found is None or found[0] != category:
+        small = blob                    # the minimised blob lost the disagreement
+    out.mkdir(parents=True, exist_ok=True)
+    n = len(report.new_cases)
+    name = f"{category}-{kind}-{n}"
+    (out / f"{name}.bin").write_bytes(small)
+    ours = blosckit_outcome(small, kind)
+    (out / f"{name}.txt").write_text(
+        f"{category}: {why}; blosckit: "
+        f"{'reads it' if ours.digest else f'{ours.rule} at {ours.offset} ({ours.path})'}\n")
+    report.new_cases.append(name)
+
+
+# ---------------------------------------------------------------------------
+# The seed corpus
+# ---------------------------------------------------------------------------
+
+def write_corpus(out: Path, count: int, *, seed: int = 0) -> list[dict]:
+    """``count`` blobs (about a third valid chunks, a sixth valid frames, the
+    rest corrupted copies) under ``out`` with ``manifest.json``: for each
+    file, how it was made and what a correct reader must do with it --
+    ``decode`` (the sha256 and length of the data, for chunks; of every
+    chunk's data joined, for frames) or ``reject`` (offset, rule, path of
+    the first error)."""
+    from . import strategies as bst
+    out.mkdir(parents=True, exist_ok=True)
+    n_chunks, n_frames = max(1, count // 3), max(1, count // 6)
+    n_bad = max(0, count - n_chunks - n_frames)
+    chunks = _unique(lambda s: [c for _, c in _draw(bst.chunks(max_nbytes=8192), n_chunks, s)],
+                     n_chunks, seed)
+    frames = _unique(lambda s: [f for _, f in _draw(bst.frames(max_chunks=5), n_frames, s)],
+                     n_frames, seed + 100)
+    bad = _unique(lambda s: _draw(bst.corrupt(chunks + frames), n_bad, s), n_bad,
+                  seed + 200, seen=set(chunks) | set(frames)) if n_bad else []
+    entries = []
+    for k, (blob, made) in enumerate([(c, "strategies.chunks()") for c in chunks]
+                                     + [(f, "strategies.frames()") for f in frames]
+                                     + [(b, "strategies.corrupt()") for b in bad]):
+        kind = "frame" if blob[:1] and 0x9B <= blob[0] <= 0x9E else "chunk"
+        name = f"{k:05d}.{'b2frame' if kind == 'frame' else 'b2chunk'}"
+        (out / name).write_bytes(blob)
+        entries.append({"file": name, "kind": kind, "made_by": made, "size": len(blob),
+                        **_expectation(blob, kind)})
+    manifest = {"producer": "blosckit", "count": len(entries), "seed": seed,
+                "format": "expect.decode: a reader returns data of this sha256 and length "
+                          "(frames: every chunk's data joined); expect.reject: it raises at "
+                          "this offset for this rule (specs/)",
+                "entries": entries}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return entries
+
+
+def _unique(draw: Callable[[int], list[bytes]], n: int, seed: int,
+            seen: set[bytes] | None = None) -> list[bytes]:
+    """``n`` distinct blobs (not in ``seen``) from draws with seeds from
+    ``seed`` on (hypothesis starts from the simplest examples, which repeat)."""
+    seen = set() if seen is None else set(seen)
+    out: list[bytes] = []
+    for k in range(20):
+        for b in draw(seed + k):
+            if b not in seen and len(out) < n:
+                seen.add(b)
+                out.append(b)
+        if len(out) == n:
+            break
+    return out
+
+
+def _expectation(blob: bytes, kind: str) -> dict:
+    try:
+        if kind == "frame":
+            with open_frame(blob) as f:
+                data = f.decompress()
+        else:
+            data = decompress(blob, max_nbytes=1 << 24)
+    except FormatError as e:
+        return {"expect": {"reject": {"offset": e.offset, "rule": e.rule, "path": e.path}}}
+    known = _known(blob, kind)
+    return {"expect": {"decode": {"sha256": hashlib.sha256(data).hexdigest(),
+                                  "nbytes": len(data)}},
+            "c_blosc2_divergences": known}

@@ -1,0 +1,154 @@
+"""``blosckit.fuzz``: the differential run against C-Blosc2, what it found
+(tests/data/c-blosc2-crashes), and the seed corpus with its manifest."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import blosckit
+from blosckit import fuzz
+
+blosc2 = pytest.importorskip("blosc2")
+pytest.importorskip("hypothesis")
+
+CRASHES = Path(__file__).parent / "data" / "c-blosc2-crashes"
+
+
+def _cases():
+    return sorted(p for p in CRASHES.iterdir() if p.suffix in (".bin", ".b2frame"))
+
+
+def _kind(path: Path) -> str:
+    return "frame" if path.suffix == ".b2frame" else "chunk"
+
+
+@pytest.mark.parametrize("path", _cases(), ids=lambda p: p.stem)
+def test_blobs_c_blosc2_crashes_on_are_rejected_or_warned(path):
+    """Each is malformed and blosckit rejects it with its rule -- or, for a
+    frame blosckit reads, validate names the divergence C-Blosc2 trips on."""
+    blob = path.read_bytes()
+    want = json.loads(path.with_suffix(".json").read_text())["blosckit"]
+    out = fuzz.blosckit_outcome(blob, _kind(path))
+    problems = blosckit.validate(blob)
+    if want.get("reads"):
+        assert out.digest is not None
+        assert want["warning"] in {p.rule for p in problems if p.severity == "warning"}
+        return
+    assert (out.rule, out.offset, out.path) == (want["rule"], want["offset"], want["path"])
+    errors = {p.rule for p in problems if p.severity == "error"}
+    # in a frame the reader bounds a chunk by the frame's chunk size, so its
+    # first error may differ from the one validate meets first in the chunk
+    assert want["rule"] in errors if _kind(path) == "chunk" else errors
+
+
+def test_c_blosc2_still_crashes_on_them():
+    """If a C-Blosc2 release fixes these, this fails: move the cases to a
+    'fixed in' note in specs/divergences.md."""
+    for kind in ("chunk", "frame"):
+        paths = [p for p in _cases() if _kind(p) == kind]
+        verdicts = fuzz.c_blosc2_verdicts([p.read_bytes() for p in paths], kind=kind)
+        assert [(p.name, v.crashed) for p, v in zip(paths, verdicts)] == \
+            [(p.name, True) for p in paths]
+
+
+def test_a_crash_after_heap_damage_is_tried_again_alone():
+    """The oracle's child handles many blobs; a blob after one that crashed
+    it is judged in a fresh child, so only the culprit is called a crash."""
+    good = blosc2.compress2(bytes(range(256)) * 8, typesize=1)
+    bad = next(p for p in _cases() if _kind(p) == "chunk").read_bytes()
+    v = fuzz.c_blosc2_verdicts([good, bad, good])
+    assert [x.crashed for x in v] == [False, True, False]
+    assert v[0].digest == v[2].digest == hashlib.sha256(bytes(range(256)) * 8).digest()
+
+
+def test_classify_names_the_known_divergence():
+    chunk = blosckit.compress(bytes(range(200)) * 20, typesize=4,
+                              filters=("delta", "bitshuffle", "delta"))
+    v, = fuzz.c_blosc2_verdicts([chunk])
+    got = fuzz.classify(chunk, "chunk", fuzz.blosckit_outcome(chunk, "chunk"), v)
+    assert got == ("c-wrong-data", "known divergence V17")
+    same = blosckit.compress(bytes(range(200)) * 20, typesize=4)
+    v, = fuzz.c_blosc2_verdicts([same])
+    assert fuzz.classify(same, "chunk", fuzz.blosckit_outcome(same, "chunk"), v) is None
+
+
+def test_fuzz_command_runs_and_prints_counts(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "blosckit", "fuzz", "--time", "3", "--seed",
+                        "2", "--json", "--out", str(tmp_path / "found")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    counts = json.loads(r.stdout)
+    assert counts["inputs"] > 100 and counts["agree"] > counts["inputs"] // 2
+    new = [k for k in counts["disagreements"] if k.endswith("NEW")]
+    assert new == [], counts["disagreements"]          # every disagreement is explained
+
+
+def test_corpus_manifest_holds_for_blosckit(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "blosckit", "corpus", str(tmp_path / "c"),
+                        "--count", "60"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert manifest["count"] == len(manifest["entries"]) == 60
+    kinds = {(e["kind"], next(iter(e["expect"]))) for e in manifest["entries"]}
+    assert {("chunk", "decode"), ("frame", "decode"), ("chunk", "reject")} <= kinds
+    decodable = []
+    for e in manifest["entries"]:
+        blob = (tmp_path / "c" / e["file"]).read_bytes()
+        out = fuzz.blosckit_outcome(blob, e["kind"])
+        if "decode" in e["expect"]:
+            data = (blosckit.open_frame(blob).decompress() if e["kind"] == "frame"
+                    else blosckit.decompress(blob, max_nbytes=1 << 24))
+            assert hashlib.sha256(data).hexdigest() == e["expect"]["decode"]["sha256"]
+            assert len(data) == e["expect"]["decode"]["nbytes"]
+            if e["kind"] == "chunk":
+                decodable.append((blob, e))
+        else:
+            rej = e["expect"]["reject"]
+            assert (out.rule, out.offset, out.path) == (rej["rule"], rej["offset"], rej["path"])
+    # and C-Blosc2 agrees with the manifest except for the documented divergences
+    verdicts = fuzz.c_blosc2_verdicts([b for b, _ in decodable])
+    for (blob, e), v in zip(decodable, verdicts):
+        if not e["c_blosc2_divergences"]:
+            assert v.digest is not None and v.digest.hex() == e["expect"]["decode"]["sha256"], e
+
+
+def test_atheris_targets_run_on_the_corpus(tmp_path):
+    """The atheris harness, for a few seconds on a seed corpus (skipped
+    where atheris is not installed)."""
+    pytest.importorskip("atheris")
+    seeds = tmp_path / "seeds"
+    fuzz.write_corpus(seeds, 30)
+    (seeds / "manifest.json").unlink()
+    harness = Path(__file__).parent / "fuzz" / "atheris_targets.py"
+    for target in ("decompress", "open_frame", "validate"):
+        r = subprocess.run([sys.executable, str(harness), target, str(seeds),
+                            "-max_total_time=3", "-rss_limit_mb=4096"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_vl_chunk_with_nbytes_0_and_blocks_is_vl7():
+    """Found by the fuzzer: a VL-block chunk whose nbytes was set to 0 still
+    holds blocks; blosckit returned b'' where C-Blosc2 refuses.  The block
+    sizes must add up to nbytes (VL7), on both decoder paths."""
+    from blosckit import chunk as reader
+    blob = (Path(__file__).parent / "data" / "fuzz-found" /
+            "vl-chunk-nbytes-0-with-blocks.bin").read_bytes()
+    for python in (False, True):
+        with (reader.python_reader() if python else _nothing()):
+            with pytest.raises(blosckit.FormatError) as e:
+                blosckit.decompress(blob)
+        assert (e.value.rule, e.value.offset) == ("VL7", 40)
+    assert [p.rule for p in blosckit.validate(blob)] == ["VL7"]
+    v, = fuzz.c_blosc2_verdicts([blob])
+    assert not v.b2_ok
+
+
+def _nothing():
+    import contextlib
+    return contextlib.nullcontext()
