@@ -292,6 +292,11 @@ def _name_not_utf8(frame) -> list[tuple[int, str]]:
     return sorted(set(frame._names_not_utf8))
 
 
+def _older_layout(frame) -> list[tuple[int, str]]:
+    # C-Blosc2 reads the header at the current layout's fixed offsets only
+    return [] if frame.layout == 14 else [(0, "frame.header.fixarray")]
+
+
 def _special_not_rebuilt(frame) -> list[tuple[int, str]]:
     # C-Blosc2 rebuilds each special entry's chunk from the header's typesize
     # and blocksize and refuses partial items or a negative block size.
@@ -339,6 +344,8 @@ DIVERGENCES: tuple[Divergence, ...] = (
                _name_not_utf8, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
     Divergence("V16", "special entry C-Blosc2 cannot rebuild: zeros of partial items, or a "
                "negative frame block size", "frame", _special_not_rebuilt),
+    Divergence("V18", "frame header of an older layout (11, 12 or 13 elements)", "frame",
+               _older_layout),
     Divergence("L1", "version-1 chunk (C-Blosc 1.21 reads version 2 only)", "reader",
                _blosc1_version1, c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
     Divergence("L2", "versionlz other than 1", "reader", _blosc1_versionlz,

@@ -246,7 +246,7 @@ _VALUES = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) |
 
 
 @st.composite
-def _frame(draw, max_chunks: int) -> tuple[list[bytes], bytes]:
+def _frame(draw, max_chunks: int, layouts: tuple[int, ...]) -> tuple[list[bytes], bytes]:
     typesize = draw(st.sampled_from((1, 2, 4, 8)))
     codec = draw(st.sampled_from(CODECS))
     chunk_items = draw(st.integers(1, 256))
@@ -269,9 +269,11 @@ def _frame(draw, max_chunks: int) -> tuple[list[bytes], bytes]:
                          clevel=draw(st.integers(1, 9)))
             datas.append(d)
         stored.append(c)
-    meta = draw(st.dictionaries(_NAMES.filter(lambda s: s != "b2nd"), _VALUES, max_size=3))
+    layout = draw(st.sampled_from(layouts))
+    meta = draw(st.dictionaries(_NAMES.filter(lambda s: s != "b2nd"), _VALUES,
+                                max_size=3 if layout != 11 else 0))     # 11: no metalayers
     vlmeta = draw(st.dictionaries(_NAMES, _VALUES, max_size=3))
-    frame = build_frame(stored, chunksize=chunksize,
+    frame = build_frame(stored, chunksize=chunksize, layout=layout,
                         metalayers={k: msgpack.packb(v) for k, v in meta.items()},
                         vlmetalayers={k: msgpack.packb(v) for k, v in vlmeta.items()})
     return datas, frame
@@ -283,19 +285,27 @@ def _fill(draw, size: int) -> bytes:
     return (head * (size // max(1, len(head)) + 1))[:size] if head else bytes(size)
 
 
-def frames(*, max_chunks: int = 8, compatible_with: str | None = None
-           ) -> st.SearchStrategy[tuple[list[bytes], bytes]]:
+LAYOUTS = (14, 13, 12, 11)
+
+
+def frames(*, max_chunks: int = 8, compatible_with: str | None = None,
+           layouts: Sequence[int] = LAYOUTS) -> st.SearchStrategy[tuple[list[bytes], bytes]]:
     """``(chunks_data, frame)`` pairs: a valid contiguous frame (current
     layout) and each chunk's decoded bytes, with metalayers and vlmetalayers
     (msgpack values, as python-blosc2 stores them) and zeros / NaN / uninit
     chunks stored as special offsets.  ``max_chunks`` bounds the chunk
-    count; ``compatible_with="c-blosc2"`` keeps frames C-Blosc2 reads alike
-    (uninit chunks left out: C-Blosc2 leaves their bytes undefined)."""
+    count; ``layouts`` the header layouts drawn (14 elements today; 13, 12
+    and 11 in frames written before 2021); ``compatible_with="c-blosc2"``
+    keeps frames C-Blosc2 reads alike (the current layout, and no uninit
+    chunks: C-Blosc2 leaves their bytes undefined)."""
     if not isinstance(max_chunks, int) or max_chunks < 1:
         raise InvalidArgument(f"max_chunks={max_chunks!r} must be a positive int")
     if compatible_with not in (None, "c-blosc2"):
         raise InvalidArgument(f"compatible_with={compatible_with!r}: only 'c-blosc2'")
-    out = _frame(max_chunks)
+    _check("layouts", tuple(layouts), LAYOUTS)
+    if not layouts:
+        raise InvalidArgument("layouts=(): at least one header layout")
+    out = _frame(max_chunks, tuple(layouts))
     if compatible_with == "c-blosc2":
         out = out.filter(_c_blosc2_frame)
     return out

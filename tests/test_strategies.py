@@ -97,6 +97,7 @@ def test_frames_open_in_python_blosc2_with_their_data():
         f = blosckit.open_frame(frame)
         assert [f.decompress_chunk(i) for i in range(f.nchunks)] == datas
         assert blosckit.validate(frame) == []
+        assert f.layout == 14                      # the only layout C-Blosc2 reads
         counts["specials"] += sum(isinstance(o, str) for o in f.offsets)
         counts["vlmeta"] += bool(f.vlmetalayers)
         counts["meta"] += bool(f.metalayers)
@@ -160,3 +161,13 @@ def test_strategies_import_first_in_a_fresh_interpreter():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr
+
+
+def test_frames_draw_every_header_layout():
+    layouts = collections.Counter()
+    for datas, frame in _draw_many(bst.frames(max_chunks=3), 120):
+        f = blosckit.open_frame(frame)
+        layouts[f.layout] += 1
+        assert [f.decompress_chunk(i) for i in range(f.nchunks)] == datas
+        assert [p for p in blosckit.validate(frame) if p.severity == "error"] == []
+    assert set(layouts) == {11, 12, 13, 14}

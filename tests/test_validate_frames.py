@@ -372,3 +372,21 @@ def test_trailer_version_and_fingerprint_are_warnings():
         ok = bytearray(fr)
         ok[f._trailer + 1] = version
         assert blosckit.validate(bytes(ok)) == []
+
+
+def test_older_header_layouts_are_v18_for_c_blosc2():
+    """C-Blosc2 3.3.5 reads no header layout but the 14-element one; blosckit
+    reads all four and warns (V18) for the older ones, at offset 0."""
+    chunks = [blosckit.compress(np.arange(i * 100, (i + 1) * 100, dtype="<i4"))
+              for i in range(3)]
+    frames = {layout: blosckit.build_frame(chunks, layout=layout, vlmetalayers={"v": b"\x02"},
+                                           metalayers=None if layout == 11 else {"m": b"\x01"})
+              for layout in (14, 13, 12, 11)}
+    verdicts = oracle_verdicts(list(frames.values()), kind="frame")
+    for (layout, fr), v in zip(frames.items(), verdicts):
+        assert blosckit.open_frame(fr).decompress() == b"".join(
+            blosckit.decompress(c) for c in chunks)
+        got = [(p.severity, p.rule, p.offset, p.path) for p in blosckit.validate(fr)]
+        assert v.b2_ok == (layout == 14)
+        assert got == ([] if layout == 14 else
+                       [("warning", "V18", 0, "frame.header.fixarray")]), layout
