@@ -274,9 +274,11 @@ def _draw(strategy, n: int, seed: int) -> list:
     return out
 
 
-def _minimise(blob: bytes, kind: str, same: Callable[[bytes], bool], budget: int = 200) -> bytes:
-    """A shorter or simpler blob for which ``same`` still holds: cut the
-    tail, then zero bytes, within ``budget`` oracle-free checks."""
+def _minimise(blob: bytes, kind: str, same: Callable[[bytes], bool], budget: int = 400) -> bytes:
+    """A shorter, plainer blob for which ``same`` still holds: cut the tail
+    (halving the cut on failure), then zero windows of bytes (halving the
+    window), within ``budget`` checks of ``same``.  Zeroed bytes show which
+    bytes matter: what is left is the case."""
     best = blob
     step = max(1, len(best) // 2)
     while step >= 1 and budget > 0:
@@ -286,6 +288,19 @@ def _minimise(blob: bytes, kind: str, same: Callable[[bytes], bool], budget: int
             best = cand
         else:
             step //= 2
+    width = max(1, len(best) // 2)
+    while width >= 1 and budget > 0:
+        for at in range(0, len(best), width):
+            if budget <= 0:
+                break
+            window = best[at:at + width]
+            if not any(window):
+                continue
+            cand = best[:at] + bytes(len(window)) + best[at + width:]
+            budget -= 1
+            if same(cand):
+                best = cand
+        width //= 2
     return best
 
 

@@ -152,3 +152,18 @@ def test_vl_chunk_with_nbytes_0_and_blocks_is_vl7():
 def _nothing():
     import contextlib
     return contextlib.nullcontext()
+
+
+def test_minimise_keeps_the_case_and_simplifies_it():
+    """The minimiser cuts and zeroes while the classification holds: here,
+    while blosckit still rejects the chunk for the same rule."""
+    chunk = blosckit.compress(bytes(range(256)) * 64, typesize=4, codec="zstd")
+    bad = bytearray(chunk)
+    bad[30] |= 0x40                                   # T-flags2
+    rule = fuzz.blosckit_outcome(bytes(bad), "chunk").rule
+
+    def same(b):
+        return fuzz.blosckit_outcome(b, "chunk").rule == rule
+    small = fuzz._minimise(bytes(bad), "chunk", same)
+    assert same(small) and rule == "T-flags2"
+    assert len(small) <= 32 and sum(map(bool, small)) < sum(map(bool, bad[:32]))
