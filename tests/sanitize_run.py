@@ -99,6 +99,22 @@ def call(run: Run, label: str, blob, fn, *args, **kw):
         return None
 
 
+def build(run: Run, label: str, blob, fn, *args, **kw):
+    """``fn(*args, **kw)``, a builder: its result; None when it refuses the
+    parameters (a ValueError: a combination the format cannot hold) or
+    fails in any other way (a failure of the run)."""
+    try:
+        out = fn(*args, **kw)
+    except ValueError as e:
+        run.refuse(e)
+        return None
+    except Exception as e:
+        run.fail(label, blob, f"{fn.__name__} raised {type(e).__name__}: {e}")
+        return None
+    run.count("built")
+    return out
+
+
 def readers(run: Run, label: str, blob: bytes, *, validate: bool = True) -> None:
     """Every chunk reader on ``blob``."""
     run.note(label, blob)
@@ -258,16 +274,11 @@ def section_builder(run: Run, rng: random.Random) -> list[bytes]:
         run.note(label, data)
         run.count("inputs")
         run.count("calls")
-        try:
-            chunk = blosckit.compress(exact(data), typesize=ts, codec=codec, filters=filters,
-                                      blocksize=bs, format=fmt, dict=dct, clevel=5)
-        except ValueError as e:
-            run.refuse(e)                 # a combination the format cannot hold
+        chunk = build(run, label, data, blosckit.compress, exact(data), typesize=ts,
+                      codec=codec, filters=filters, blocksize=bs, format=fmt, dict=dct,
+                      clevel=5)
+        if chunk is None:
             continue
-        except Exception as e:
-            run.fail(label, data, f"compress raised {type(e).__name__}: {e}")
-            continue
-        run.count("built")
         lossy = any(isinstance(f, tuple) for f in filters)
         back = call(run, label, chunk, blosckit.decompress, exact(chunk))
         if not isinstance(back, bytes) or (not lossy and back != data) or len(back) != n:
@@ -338,15 +349,10 @@ def section_build_chunk(run: Run, chunks: list[bytes], rng: random.Random) -> No
             label = f"{info.codec}:{info.filters}:ts={info.typesize}:nb={info.nbytes}:{lie}"
             run.note(label, c)
             run.count("calls")
-            try:
-                out = blosckit.build_chunk(h2, b2, bstarts=bstarts, check=False)
-            except ValueError as e:
-                run.refuse(e)             # a value the field cannot hold
+            out = build(run, label, c, blosckit.build_chunk, h2, b2, bstarts=bstarts,
+                        check=False)
+            if out is None:
                 continue
-            except Exception as e:
-                run.fail(label, c, f"build_chunk raised {type(e).__name__}: {e}")
-                continue
-            run.count("built")
             readers(run, label, out, validate=LONG or rng.random() < 0.3)
 
 

@@ -160,29 +160,16 @@ def test_sframe_nodes_lie_in_the_index_file_or_their_chunk_file(sframe):
     summaries = [n for n in nodes if re.fullmatch(r"frame\.chunks\[\d+\]", n.path)]
     assert [(n.offset, n.size) for n in summaries] == [(0, len(b)) for b in files]
     assert all("chunk file" in n.doc for n in summaries)
-    _check_le_leaves([n for n in nodes if n.path.startswith("frame.chunks[1].")], files[1])
+    _check_leaves([n for n in nodes if n.path.startswith("frame.chunks[1].")], files[1],
+                  "little")
     paths = [n.path for n in nodes]
     assert "frame.header.frame_type" in paths
     assert _by_path(nodes)["frame.header.frame_type"].meaning == "sparse"
 
 
-def _check_be_leaves(nodes, frame: bytes) -> int:
-    """The header, metalayer and trailer integers are big-endian msgpack."""
-    seen = 0
-    for n in nodes:
-        if n.bit is not None:
-            first, width = n.bit
-            assert n.value == (frame[n.offset] >> first) & ((1 << width) - 1), n
-            seen += 1
-        elif isinstance(n.value, int) and n.size in _BE:
-            raw = frame[n.offset:n.offset + n.size]
-            assert int.from_bytes(raw, "big", signed=n.value < 0) == n.value, n
-            seen += 1
-    return seen
-
-
-def _check_le_leaves(nodes, buf: bytes) -> int:
-    """Chunk fields are little-endian."""
+def _check_leaves(nodes, buf: bytes, order: str) -> int:
+    """Every bit field and integer leaf equals the stored bytes: ``order``
+    "big" for the frame's msgpack integers, "little" for chunk fields."""
     seen = 0
     for n in nodes:
         if n.bit is not None:
@@ -191,7 +178,7 @@ def _check_le_leaves(nodes, buf: bytes) -> int:
             seen += 1
         elif isinstance(n.value, int) and n.size in _BE:
             raw = buf[n.offset:n.offset + n.size]
-            assert int.from_bytes(raw, "little", signed=n.value < 0) == n.value, n
+            assert int.from_bytes(raw, order, signed=n.value < 0) == n.value, n
             seen += 1
     return seen
 
@@ -200,7 +187,7 @@ def test_fixed_header_leaves_are_the_stored_big_endian_integers(schunk_frame, b2
     for frame in _frames(schunk_frame, b2nd_frame).values():
         nodes = list(frame_nodes(frame))
         header = [n for n in nodes if n.path.startswith("frame.header.")]
-        assert _check_be_leaves(header, frame) >= 30
+        assert _check_leaves(header, frame, "big") >= 30
         n = _by_path(nodes)
         with blosckit.open_frame(frame) as f:
             assert n["frame.header.header_len"].value == f.header_len
@@ -209,7 +196,7 @@ def test_fixed_header_leaves_are_the_stored_big_endian_integers(schunk_frame, b2
             assert struct.unpack_from(">q", frame, n["frame.header.nbytes"].offset)[0] == f.nbytes
         # the metalayers and the trailer are msgpack too
         rest = [n for n in nodes if n.path.startswith(("frame.metalayers", "frame.trailer"))]
-        assert _check_be_leaves(rest, frame) >= 10
+        assert _check_leaves(rest, frame, "big") >= 10
 
 
 def test_chunk_nodes_sit_where_the_offsets_index_says(schunk_frame, b2nd_frame):
@@ -244,7 +231,7 @@ def test_chunk_expansion_is_the_chunk_relocated(schunk_frame):
     assert [n.path for n in inner] == ["frame.chunks[2]" + n.path[len("chunk"):] for n in own]
     assert [n.offset - start for n in inner] == [n.offset for n in own]
     assert [(n.value, n.meaning) for n in inner] == [(n.value, n.meaning) for n in own]
-    assert _check_le_leaves(inner, schunk_frame) >= 12
+    assert _check_leaves(inner, schunk_frame, "little") >= 12
     # without chunk=N, one node per chunk
     assert not any(n.path.startswith("frame.chunks[2].") for n in frame_nodes(schunk_frame))
 

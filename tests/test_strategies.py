@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 import blosckit
+from blosckit import fuzz
 from blosckit import strategies as bst
 from blosckit.formats.describe import chunk_codec
 from blosckit.fuzz import frame_digest
@@ -25,15 +26,8 @@ _FAST = settings(deadline=None, suppress_health_check=list(HealthCheck), derando
 
 
 def _draw_many(strategy, n: int) -> list:
-    """``n`` examples of ``strategy`` (deterministic), collected."""
-    out = []
-
-    @settings(_FAST, max_examples=n)
-    @given(strategy)
-    def collect(x):
-        out.append(x)
-    collect()
-    return out
+    """``n`` examples of ``strategy``, the same on every run (seed 0)."""
+    return fuzz._draw(strategy, n, 0)
 
 
 def test_500_chunks_cover_every_codec_filter_split_special_and_format():
