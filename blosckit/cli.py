@@ -139,16 +139,12 @@ class Source:
     def kind(self) -> str:
         if self.directory is not None:
             return "sframe"
-        return "frame" if _is_frame(self.data) else "chunk"
+        return "frame" if ff.looks_like_frame(self.data) else "chunk"
 
     @property
     def target(self):
         """What the library functions take: the bytes or the directory."""
         return self.directory if self.directory is not None else self.data
-
-
-def _is_frame(mv) -> bool:
-    return len(mv) > 0 and ff.header_layout(mv[0]) is not None
 
 
 def _map(path: Path) -> memoryview:
@@ -167,7 +163,7 @@ def _declared_size(mv: memoryview) -> int:
     chunk cbytes), bounded by ``len(mv)``; ``len(mv)`` when it says none."""
     from .chunk import chunk_sizes
     try:
-        if _is_frame(mv):
+        if ff.looks_like_frame(mv):
             layout = ff.header_layout(mv[0])
             assert layout is not None
             n = int(ff.FAST_HEADERS[layout](mv, 0).frame_len)
@@ -196,7 +192,7 @@ def _load(name: str, offset: int | None = None) -> Source:
         if path.is_dir():
             if offset is not None:
                 raise UsageError(f"{name}: --offset applies to files, not directories")
-            if not (path / ff.SFRAME_INDEX).is_file():
+            if not _is_sframe(path):
                 raise IsADirectoryError(21, f"a directory without {ff.SFRAME_INDEX} "
                                         "(not a sparse frame)", name)
             return Source(name, None, directory=path)
@@ -214,19 +210,24 @@ def _relocate(e: FormatError, base: int) -> FormatError:
     return e.relocated(base, re.split(r"[.\[]", e.path, maxsplit=1)[0]) if base else e
 
 
+def _is_sframe(path: Path) -> bool:
+    """A directory holding a sparse frame's index file."""
+    return (path / ff.SFRAME_INDEX).is_file()
+
+
 def _walk(names: Iterable[str]) -> Iterator[tuple[str, bool]]:
     """``(name, named)``: the inputs, with the files under directories in
     name order (``named`` False) and sparse frame directories whole."""
     for name in names:
         path = Path(name)
-        if name == STDIO or not path.is_dir() or (path / ff.SFRAME_INDEX).is_file():
+        if name == STDIO or not path.is_dir() or _is_sframe(path):
             yield name, True
             continue
         for root, dirs, files in os.walk(path):
             dirs.sort()
             here = Path(root)
             for d in list(dirs):
-                if (here / d / ff.SFRAME_INDEX).is_file():
+                if _is_sframe(here / d):
                     yield str(here / d), False
                     dirs.remove(d)
             for f in sorted(files):
@@ -482,7 +483,7 @@ def _validate(args) -> int:
     note = Progress("validating", len(inputs), "files", threshold=20)
     worst = EXIT_OK
     for d in args.files:             # a directory named on its own must hold something
-        if Path(d).is_dir() and not (Path(d) / ff.SFRAME_INDEX).is_file() and not any(
+        if Path(d).is_dir() and not _is_sframe(Path(d)) and not any(
                 Path(n).is_dir() or _looks_blosc(n) for n, named in _walk([d])):
             worst = _worse(worst, _guarded(d, functools.partial(_nothing_in, d), args))
     for name, named in inputs:
@@ -639,6 +640,8 @@ def _decompress_to(src: Source, args) -> int:
             head = npy.write_header(b.dtype, b.shape)
             return _write_output(args.output, [head, b.read()])
         note = Progress(f"decompressing {args.input}", f.nbytes)
+        if not note.on:            # no progress to show: the batched native decoder
+            return _write_output(args.output, [f.decompress(nthreads=args.nthreads)])
 
         def parts():
             for i in range(f.nchunks):

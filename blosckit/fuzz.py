@@ -28,6 +28,7 @@ from typing import Callable, NamedTuple, Sequence
 from . import divergences
 from .chunk import decompress
 from .errors import FormatError
+from .formats import frame as ff
 from .formats.rules import RULES
 from .frame import open_frame
 
@@ -407,7 +408,7 @@ def write_corpus(out: Path, count: int, *, seed: int = 0) -> list[dict]:
     for k, (blob, made) in enumerate([(c, "strategies.chunks()") for c in chunks]
                                      + [(f, "strategies.frames()") for f in frames]
                                      + [(b, "strategies.corrupt()") for b in bad]):
-        kind = "frame" if blob[:1] and 0x9B <= blob[0] <= 0x9E else "chunk"
+        kind = "frame" if ff.looks_like_frame(blob) else "chunk"
         name = f"{k:05d}.{'b2frame' if kind == 'frame' else 'b2chunk'}"
         (out / name).write_bytes(blob)
         entries.append({"file": name, "kind": kind, "made_by": made, "size": len(blob),

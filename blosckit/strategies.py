@@ -29,6 +29,7 @@ from hypothesis.errors import InvalidArgument
 from . import divergences
 from .chunk import decompress
 from .compress import build_chunk, compress, compress_special, compress_vlblocks
+from .formats.frame import looks_like_frame
 from .frame_build import build_frame
 
 __all__ = ["chunks", "frames", "corrupt", "targets", "CODECS", "FORMATS"]
@@ -330,8 +331,8 @@ def targets(blob: bytes) -> list[tuple[str, int, int, str]]:
     format-aware mutation."""
     from . import inspect as _inspect
     from .errors import FormatError
-    frame = len(blob) > 0 and 0x9B <= blob[0] <= 0x9E
-    nodes = _inspect.frame_nodes(blob) if frame else _inspect.chunk_nodes(blob)
+    nodes = (_inspect.frame_nodes(blob) if looks_like_frame(blob)
+             else _inspect.chunk_nodes(blob))
     out = []
     try:
         for n in nodes:

@@ -184,10 +184,6 @@ def _native_ok(view: memoryview) -> bool:
     return table is not None and native.check_fast(view, table)
 
 
-def _looks_like_frame(mv: memoryview) -> bool:
-    return len(mv) > 0 and ff.header_layout(mv[0]) is not None
-
-
 def validate(src, *, deep: bool = True) -> list[Problem]:
     """Every problem of the chunk or frame in ``src`` (bytes-like, or a path
     to a chunk file, a frame file or a sparse frame directory; the kind is
@@ -204,7 +200,7 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
         index = Path(src) / ff.SFRAME_INDEX
         return check_frame(memoryview(index.read_bytes()), directory=Path(src), deep=deep)
     mv = _read_source(src)
-    if _looks_like_frame(mv):
+    if ff.looks_like_frame(mv):
         return check_frame(mv, deep=deep)
     problems = check_chunk(mv, deep=deep)
     if not _errors(problems):

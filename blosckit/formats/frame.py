@@ -216,6 +216,12 @@ def header_layout(count_byte: int) -> int | None:
     return n if n in FRAME_HEADERS else None
 
 
+def looks_like_frame(buf) -> bool:
+    """True when ``buf`` (bytes-like) starts as a frame header does; chunks
+    start with a format version 1..6 instead."""
+    return len(buf) > 0 and header_layout(buf[0]) is not None
+
+
 # ---------------------------------------------------------------------------
 # specs/frame.md#rules -- rules on the header (FrameView: see frame.py)
 # ---------------------------------------------------------------------------
