@@ -30,6 +30,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import msgpack
+
 from .errors import FormatError
 from .formats.rules import OFFSETS
 
@@ -297,6 +299,19 @@ def _older_layout(frame) -> list[tuple[int, str]]:
     return [] if frame.layout == 14 else [(0, "frame.header.fixarray")]
 
 
+def _b2nd_not_msgpack(frame) -> list[tuple[int, str]]:
+    # python-blosc2 msgpack-decodes metalayers; C-Blosc2 reads b2nd by
+    # position and writes 0x90 + ndim as a byte (0xa0, a str marker, for 16)
+    b = frame.b2nd
+    if b is None:
+        return []
+    try:
+        msgpack.unpackb(frame.metalayers[b.name], strict_map_key=False)
+    except Exception:              # msgpack's errors on bytes that are not one object
+        return [(b._at, b._root)]
+    return []
+
+
 def _special_not_rebuilt(frame) -> list[tuple[int, str]]:
     # C-Blosc2 rebuilds each special entry's chunk from the header's typesize
     # and blocksize and refuses partial items or a negative block size.
@@ -344,6 +359,9 @@ DIVERGENCES: tuple[Divergence, ...] = (
                _name_not_utf8, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
     Divergence("V16", "special entry C-Blosc2 cannot rebuild: zeros of partial items, or a "
                "negative frame block size", "frame", _special_not_rebuilt),
+    Divergence("V19", "b2nd metalayer that is not msgpack (C-Blosc2 writes one for 16 "
+               "dimensions); python-blosc2's schunk.meta['b2nd'] fails", "frame",
+               _b2nd_not_msgpack, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
     Divergence("V18", "frame header of an older layout (11, 12 or 13 elements)", "frame",
                _older_layout),
     Divergence("L1", "version-1 chunk (C-Blosc 1.21 reads version 2 only)", "reader",

@@ -22,7 +22,9 @@ import msgpack
 
 from . import chunk as _chunk
 from . import native
+from .b2nd import B2nd
 from .compress import compress_special
+from .formats import b2nd as fb
 from .errors import FormatError
 from .formats import ConstMismatch, enums, parse
 from .formats import chunk as _chunk_rules
@@ -227,124 +229,6 @@ def _relocated(e: FormatError, base: int, root: str) -> FormatError:
     return e.relocated(base, root)
 
 
-class B2nd:
-    """The ``b2nd`` metalayer of an NDArray frame: shape, chunkshape,
-    blockshape, dtype (a NumPy dtype string) and the array itself."""
-
-    def __init__(self, frame: Frame, raw: bytes, at: int = 0):
-        try:
-            meta = msgpack.unpackb(raw, strict_map_key=False)
-            version, ndim, shape, chunkshape, blockshape, dtype_format, dtype = meta[:7]
-            self.shape = tuple(int(x) for x in shape)
-            self.chunkshape = tuple(int(x) for x in chunkshape)
-            self.blockshape = tuple(int(x) for x in blockshape)
-            self.dtype = dtype if isinstance(dtype, str) else dtype.decode()
-        except Exception as e:     # msgpack or shape errors on hostile bytes
-            raise FormatError(f"unreadable b2nd metalayer: {e}", at,
-                              "frame.metalayers['b2nd']", rule=ff.B2ND_RULE.id) from e
-        self.version, self.dtype_format = version, dtype_format
-        self.ndim = ndim
-        self._at = at
-        if not (ndim == len(self.shape) == len(self.chunkshape) == len(self.blockshape)) \
-                or any(c <= 0 or b <= 0 or b > c for c, b in zip(self.chunkshape,
-                                                                  self.blockshape)) \
-                or any(s < 0 for s in self.shape):
-            raise FormatError("b2nd shape, chunkshape and blockshape disagree", at,
-                              "frame.metalayers['b2nd']", rule=ff.B2ND_RULE.id)
-        self._frame = frame
-
-    def read(self) -> bytes:
-        """The array's items in C order (bytes), the chunk and block grid undone.
-
-        FormatError (F-b2nd) when the chunk grid disagrees with the frame's
-        chunk count, or a chunk's size with the item size: the output is
-        allocated only once the first chunk has shown the item size real."""
-        f = self._frame
-        ts = f.typesize
-        shape, cshape, bshape = self.shape, self.chunkshape, self.blockshape
-        total = 1
-        for s in shape:
-            total *= s
-        if total == 0:
-            return b""
-        grid = [-(-s // c) for s, c in zip(shape, cshape)]
-        count = 1
-        for g in grid:
-            count *= g
-        if count != f.nchunks:
-            raise FormatError(f"the b2nd chunk grid {grid} holds {count} chunks, the frame "
-                              f"{f.nchunks}", self._at, "frame.metalayers['b2nd']",
-                              rule=ff.B2ND_RULE.id)
-        # a chunk holds its shape padded up to whole blocks
-        padded = 1
-        for c, b in zip(cshape, bshape):
-            padded *= -(-c // b) * b
-        first = f.decompress_chunk(0)
-        if len(first) != padded * ts:
-            raise FormatError(f"a b2nd chunk of {padded} items of {ts} bytes would hold "
-                              f"{padded * ts} bytes, chunk 0 holds {len(first)}",
-                              self._at, "frame.metalayers['b2nd']", rule=ff.B2ND_RULE.id)
-        out = bytearray(total * ts)
-        for ci, corner in enumerate(_grid(grid)):
-            data = memoryview(first if ci == 0 else f.decompress_chunk(ci))
-            if len(data) != padded * ts:
-                raise FormatError(f"chunk {ci} holds {len(data)} bytes, a b2nd chunk "
-                                  f"{padded * ts}", self._at, "frame.metalayers['b2nd']",
-                                  rule=ff.B2ND_RULE.id)
-            origin = [k * c for k, c in zip(corner, cshape)]
-            _place_chunk(out, data, shape, cshape, bshape, origin, ts)
-        return bytes(out)
-
-
-def _grid(counts: list[int]) -> Iterator[tuple[int, ...]]:
-    """Indexes of an n-d grid in C order."""
-    idx = [0] * len(counts)
-    total = 1
-    for c in counts:
-        total *= c
-    for _ in range(total):
-        yield tuple(idx)
-        for d in range(len(counts) - 1, -1, -1):
-            idx[d] += 1
-            if idx[d] < counts[d]:
-                break
-            idx[d] = 0
-
-
-def _strides(shape) -> list[int]:
-    st, acc = [0] * len(shape), 1
-    for d in range(len(shape) - 1, -1, -1):
-        st[d] = acc
-        acc *= shape[d]
-    return st
-
-
-def _place_chunk(out: bytearray, data: memoryview, shape, cshape, bshape, origin, ts: int):
-    """Copy one chunk's items (blocks in C order over the chunk, each block's
-    items in C order over the block shape) into the C-order array ``out``,
-    row by row, leaving out the padding of edge chunks and blocks."""
-    nd = len(shape)
-    bgrid = [-(-c // b) for c, b in zip(cshape, bshape)]
-    bitems = 1
-    for b in bshape:
-        bitems *= b
-    astr = _strides(shape)
-    bstr = _strides(bshape)
-    for bi, bcorner in enumerate(_grid(bgrid)):
-        bbase = bi * bitems
-        start = [o + k * b for o, k, b in zip(origin, bcorner, bshape)]
-        # the part of this block inside the array (edge blocks are padded)
-        extent = [max(0, min(b, s - st)) for b, s, st in zip(bshape, shape, start)]
-        if 0 in extent:
-            continue
-        width = extent[-1] * ts
-        for rcorner in _grid(extent[:-1] + [1]) if nd > 1 else [(0,)]:
-            src = bbase + sum(r * s for r, s in zip(rcorner[:-1], bstr[:-1]))
-            dst = sum((st + r) * s for st, r, s in zip(start[:-1], rcorner[:-1], astr[:-1]))
-            dst += start[-1]
-            out[dst * ts:dst * ts + width] = data[src * ts:src * ts + width]
-
-
 class _Offsets:
     """The decoded offsets index, read entry by entry (a 10,000-chunk frame
     opens without building a 10,000-item list)."""
@@ -423,8 +307,10 @@ class Frame:
     def b2nd(self) -> B2nd | None:
         """The ``b2nd`` metalayer read (None for a frame without one);
         FormatError (rule F-b2nd) when it is malformed."""
-        if self._b2nd is None and "b2nd" in self.metalayers:
-            self._b2nd = B2nd(self, self.metalayers["b2nd"], self._meta_at["b2nd"])
+        if self._b2nd is None:
+            name = next((n for n in fb.NAMES if n in self.metalayers), None)
+            if name is not None:
+                self._b2nd = B2nd(self, self.metalayers[name], self._meta_at[name], name)
         return self._b2nd
 
     # -- the offsets index

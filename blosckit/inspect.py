@@ -32,6 +32,7 @@ from .chunk import Chunk, decompress, parse_chunk
 from .errors import FormatError, relocate_path
 from .formats import build, parse, walk
 from .formats import chunk as fc
+from .formats import b2nd as fb
 from .formats import frame as ff
 from .formats.describe import describe
 from .frame import Frame, open_frame
@@ -281,7 +282,7 @@ def _frame(f: Frame, chunk: int | None) -> Iterator[Node]:
     mv, h = f._mv, f.header
     yield from _head(h, f.layout, len(mv), f._dir is not None)
     if f.layout in ff.LAYOUT_WITH_METALAYERS:
-        yield from _metalayers(mv, f.layout, h.header_len, b2nd=lambda at: _b2nd(f, at))
+        yield from _metalayers(mv, f.layout, h.header_len, b2nd=lambda name, at: _b2nd(f, at, name))
     yield from _chunks(f, chunk)
     yield from _index(f)
     yield from _trailer(f)
@@ -327,10 +328,10 @@ _ValueReader = Callable[[bytes, int, str], tuple[Any, str]]
 
 
 def _metalayers(mv: memoryview, layout: int, header_len: int,
-                b2nd: Callable[[int], Iterator[Node]] | None = None) -> Iterator[Node]:
+                b2nd: Callable[[str, int], Iterator[Node]] | None = None) -> Iterator[Node]:
     """The header's metalayers section: from the fixed part to header_len."""
     def children(name: str, at: int) -> Iterator[Node]:
-        return b2nd(at) if b2nd is not None and name == "b2nd" else iter(())
+        return b2nd(name, at) if b2nd is not None else iter(())
     start = ff.LEN_FIXED[layout]
     yield from _meta_section(mv, start, header_len, header_len, 0, "frame.metalayers",
                              "metalayers: msgpack [index size, {name: offset}, [values]]",
@@ -399,25 +400,37 @@ def _vlmeta_value(content: bytes, at: int, path: str) -> tuple[Any, str]:
     return value, f"a Blosc chunk of {len(content)} bytes holding {len(data)} bytes of {what}"
 
 
-def _b2nd(f: Frame, at: int) -> Iterator[Node]:
-    """The b2nd metalayer's fields, as the reader reads them (size 0: they
-    are inside the msgpack value at ``at``)."""
+def _b2nd(f: Frame, at: int, name: str) -> Iterator[Node]:
+    """The b2nd metalayer's fields at their offsets inside the value at
+    ``at``, from the declaration, and the chunk grid they give."""
     b = f.b2nd
-    assert b is not None          # called for a frame that has a "b2nd" metalayer
-    root = "frame.metalayers['b2nd']"
-    grid = [-(-s // c) for s, c in zip(b.shape, b.chunkshape)]
-    count = math.prod(grid)
-    where = "(inside the msgpack value)"
-    yield Node(f"{root}.shape", at, 0, list(b.shape), f"array shape {where}", None,
-               " x ".join(map(str, b.shape)) + f" items of {b.dtype}")
-    yield Node(f"{root}.chunkshape", at, 0, list(b.chunkshape), f"chunk shape {where}")
-    yield Node(f"{root}.blockshape", at, 0, list(b.blockshape), f"block shape {where}")
-    yield Node(f"{root}.dtype", at, 0, b.dtype, f"NumPy dtype string {where}", None,
-               f"dtype format {b.dtype_format}")
-    yield Node(f"{root}.chunk_grid", at, 0, grid,
+    if b is None or b.name != name:
+        return
+    root = f"frame.metalayers[{name!r}]"
+    extents = {f"{root}.{k}": getattr(b, k) for k in ("shape", "chunkshape", "blockshape")}
+    for p, ofs, size, value, doc, _ in walk(fb.B2ndMeta, b.fields, root, at):
+        if p in extents:            # the array as a whole, then its items
+            ext = extents[p]
+            yield Node(p, ofs, size, list(ext), doc, None, " x ".join(map(str, ext))
+                       + (f" items of {b.dtype}" if p.endswith(".shape") else " items"))
+            continue
+        if p.endswith(".dtype"):    # the pair, and its string: shown as text
+            value = b.dtype
+        yield Node(p, ofs, size, _plain(value), doc, None, _b2nd_meaning(p, value, b))
+    count = math.prod(b.grid)
+    yield Node(f"{root}.chunk_grid", at, 0, b.grid,
                "chunks per dimension: ceil(shape / chunkshape) (derived)", None,
                f"{count} chunks" + ("" if count == f.nchunks or not f.nbytes else
                                     f", but the frame has {f.nchunks}"))
+
+
+def _b2nd_meaning(path: str, value: Any, b) -> str:
+    leaf = path.rsplit(".", 1)[-1]
+    if leaf.endswith("_marker") and leaf != "dtype_marker":
+        return "" if value == (0x90 + b.ndim) else "not a msgpack fixarray marker"
+    if leaf == "dtype_format":
+        return "NumPy dtype string" if value == fb.DTYPE_FORMAT_NUMPY else "unknown"
+    return ""
 
 
 # -- chunks

@@ -17,6 +17,7 @@ from . import native
 from .chunk import _view, chunk_sizes, check_chunk
 from .errors import FormatError, Problem
 from .formats import chunk as fc
+from .formats import b2nd as fb
 from .formats import frame as ff
 from .formats import field_offsets, parse
 from .formats.rules import Collect
@@ -140,15 +141,9 @@ def _chunks_to_check(f: _frame.Frame, deep: bool):
 
 def _check_b2nd_grid(f: _frame.Frame, out: list[Problem]) -> None:
     b = f.b2nd
-    if b is None:
-        return
-    count = 1
-    for s, c in zip(b.shape, b.chunkshape):
-        count *= -(-s // c)
-    if f.nbytes and count != f.nchunks:
-        out.append(Problem("error", f._meta_at["b2nd"], "frame.metalayers['b2nd']",
-                           f"the b2nd chunk grid has {count} chunks, the frame {f.nchunks}",
-                           ff.B2ND_RULE.id))
+    why = None if b is None else b.grid_problem()
+    if why is not None:
+        out.append(Problem("error", b._at, b._root, why, fb.B2ND_RULE.id))
 
 
 def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool) -> list[Problem]:

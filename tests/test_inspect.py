@@ -301,7 +301,19 @@ def test_b2nd_fields_and_chunk_grid(b2nd_frame):
     assert nodes[f"{root}.dtype"].value == "<f8"
     grid = nodes[f"{root}.chunk_grid"]
     assert grid.value == [2, 2] and grid.meaning == "4 chunks"
-    assert all(nodes[f"{root}.{k}"].size == 0 for k in ("shape", "chunkshape", "dtype"))
+    # every field sits at its own bytes: the extents big-endian behind their
+    # msgpack markers, the dtype string last
+    for k, width, marker in (("shape", 8, 0xD3), ("chunkshape", 4, 0xD2),
+                             ("blockshape", 4, 0xD2)):
+        for d, want in enumerate(nodes[f"{root}.{k}"].value):
+            item = nodes[f"{root}.{k}[{d}].value"]
+            assert item.size == width and item.value == want
+            assert b2nd_frame[item.offset - 1] == marker
+            assert int.from_bytes(b2nd_frame[item.offset:item.offset + width], "big") == want
+    s = nodes[f"{root}.dtype.dtype"]
+    assert b2nd_frame[s.offset:s.offset + s.size] == b"<f8"
+    value = nodes[root]
+    assert s.offset + s.size == value.offset + value.size
 
 
 # -- damaged frames

@@ -396,7 +396,7 @@ def walk(con: cs.Construct, obj: Any, path: str, offset: int, select=None):
             sub_in = inner(select(sub_in, obj) if select else sub_in.default)
         p = f"{path}.{name}"
         if isinstance(sub_in, cs.Struct):
-            size = sub_in.sizeof()
+            size = _size(sub_in, value)
             yield (p, pos, size, None, doc, None)
             yield from walk(sub_in, value, p, pos, select)
             pos += size
@@ -412,8 +412,15 @@ def walk(con: cs.Construct, obj: Any, path: str, offset: int, select=None):
             pos += 1
         elif isinstance(sub_in, cs.Array):
             size = sub_in.subcon.sizeof()
+            item = inner(sub_in.subcon)
+            if isinstance(item, cs.Struct):
+                yield (p, pos, size * len(value), None, doc, None)
             for k, v in enumerate(value):
-                yield (f"{p}[{k}]", pos + k * size, size, v, doc, None)
+                if isinstance(item, cs.Struct):      # an array of structures: their fields
+                    yield (f"{p}[{k}]", pos + k * size, size, None, doc, None)
+                    yield from walk(item, v, f"{p}[{k}]", pos + k * size, select)
+                else:
+                    yield (f"{p}[{k}]", pos + k * size, size, v, doc, None)
             pos += size * len(value)
         else:
             size = len(value) if isinstance(value, bytes) else sub_in.sizeof()
@@ -421,6 +428,15 @@ def walk(con: cs.Construct, obj: Any, path: str, offset: int, select=None):
             pos += size
 
 
+def _size(con: cs.Construct, value: Any) -> int:
+    """Bytes of a parsed structure: its fixed size, or (a field sized by
+    another) the size of the value built again."""
+    try:
+        return con.sizeof()
+    except cs.SizeofError:
+        return len(con.build(value))
+
+
 # Every declaration module registers its rules on import: load them all, so
 # the registry is whole whatever a caller imports first.
-from . import chunk, frame, npy  # noqa: E402,F401
+from . import b2nd, chunk, frame, npy  # noqa: E402,F401

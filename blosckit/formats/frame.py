@@ -345,6 +345,5 @@ F_TRAILER_VERSION = declare("F-trailer-version", "warning", "frame.trailer.versi
 F_FINGERPRINT = declare("F-fingerprint", "warning", "frame.trailer.fingerprint_type",
                         "frame.md#rules", "the fingerprint kind is 0..3; kind 0 (none, the "
                         "only one written) has 16 zero bytes")
-B2ND_RULE = declare("F-b2nd", "error", "frame.metalayers['b2nd']", "frame.md#b2nd",
-                    "the b2nd metalayer is well formed and agrees with the frame's sizes")
+
 

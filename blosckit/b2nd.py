@@ -1,0 +1,204 @@
+"""n-dimensional arrays in frames (the ``b2nd`` metalayer): reading an
+array's items out of its chunks, and writing an array as a b2nd frame.
+
+specs/frame.md#the-b2nd-metalayer.  Every chunk holds its chunk shape
+padded up to whole blocks; the blocks are stored one after another in C
+order, each block's items in C order over the block shape.  Reading and
+writing walk the same rows (:func:`_rows`), in opposite directions.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+
+from .compress import compress
+from .errors import FormatError
+from .formats import parse
+from .formats import b2nd as fb
+from .formats.rules import RaiseFirst
+
+if TYPE_CHECKING:
+    from .frame import Frame
+
+__all__ = ["B2nd", "compress_b2nd"]
+
+
+class B2nd:
+    """The ``b2nd`` metalayer of an NDArray frame: ``shape``, ``chunkshape``,
+    ``blockshape`` (tuples of items), ``dtype`` (a NumPy dtype string, None
+    when the metalayer has none, as caterva wrote) and the array itself
+    (:meth:`read`).  FormatError (rules F-b2nd, F-b2nd-shape) when the value
+    is malformed, at its offset ``at`` in the frame."""
+
+    def __init__(self, frame: Frame, raw: bytes, at: int = 0, name: str = "b2nd"):
+        root = f"frame.metalayers[{name!r}]"
+        try:
+            m = parse(fb.B2ndMeta, raw, 0, fb.LOCAL, rule=fb.B2ND_RULE.id)
+            RaiseFirst().run(fb.META_RULES, m, 0)
+            dtype = None if m.dtype is None else m.dtype.dtype.decode()
+        except FormatError as e:
+            raise e.relocated(at, root) from None
+        except UnicodeDecodeError as e:
+            raise FormatError(f"the dtype is not UTF-8: {e}", at, f"{root}.dtype",
+                              rule=fb.B2ND_RULE.id) from None
+        self.fields = m
+        self.version, self.ndim = m.version, m.ndim
+        self.shape = tuple(e.value for e in m.shape)
+        self.chunkshape = tuple(e.value for e in m.chunkshape)
+        self.blockshape = tuple(e.value for e in m.blockshape)
+        self.dtype_format = None if m.dtype is None else m.dtype.dtype_format
+        self.dtype = dtype
+        self.name = name                    # "b2nd", or caterva's name
+        self._at, self._root = at, root
+        self._frame = frame
+
+    @property
+    def grid(self) -> list[int]:
+        """Chunks along each dimension."""
+        return fb.chunk_grid(self.shape, self.chunkshape)
+
+    def grid_problem(self) -> str | None:
+        """Why the chunk grid disagrees with the frame's chunk count, or None
+        (a frame without data may hold no chunks at all)."""
+        f = self._frame
+        count = math.prod(self.grid)
+        if f.nbytes and count != f.nchunks:
+            return f"the b2nd chunk grid {self.grid} holds {count} chunks, the frame {f.nchunks}"
+        return None
+
+    def _fail(self, message: str) -> FormatError:
+        return FormatError(message, self._at, self._root, rule=fb.B2ND_RULE.id)
+
+    def read(self) -> bytes:
+        """The array's items in C order (bytes), the chunk and block grid undone.
+
+        FormatError (F-b2nd) when the chunk grid disagrees with the frame's
+        chunk count, or a chunk's size with the item size: the output is
+        allocated only once the first chunk has shown the item size real."""
+        f = self._frame
+        ts = f.typesize
+        total = math.prod(self.shape)
+        if total == 0:
+            return b""
+        why = self.grid_problem()
+        if why is not None:
+            raise self._fail(why)
+        padded = fb.padded_items(self.chunkshape, self.blockshape) * ts
+        first = f.decompress_chunk(0)
+        if len(first) != padded:
+            raise self._fail(f"a b2nd chunk of {padded // ts} items of {ts} bytes would hold "
+                             f"{padded} bytes, chunk 0 holds {len(first)}")
+        out = bytearray(total * ts)
+        for ci, corner in enumerate(_grid(self.grid)):
+            data = memoryview(first if ci == 0 else f.decompress_chunk(ci))
+            if len(data) != padded:
+                raise self._fail(f"chunk {ci} holds {len(data)} bytes, a b2nd chunk {padded}")
+            origin = [k * c for k, c in zip(corner, self.chunkshape)]
+            for src, dst, n in _rows(self.shape, self.chunkshape, self.blockshape, origin):
+                out[dst * ts:(dst + n) * ts] = data[src * ts:(src + n) * ts]
+        return bytes(out)
+
+
+def _grid(counts: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Indexes of an n-d grid in C order (one empty index for 0 dimensions)."""
+    idx = [0] * len(counts)
+    for _ in range(math.prod(counts)):
+        yield tuple(idx)
+        for d in range(len(counts) - 1, -1, -1):
+            idx[d] += 1
+            if idx[d] < counts[d]:
+                break
+            idx[d] = 0
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    st, acc = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        st[d] = acc
+        acc *= shape[d]
+    return st
+
+
+def _rows(shape, cshape, bshape, origin) -> Iterator[tuple[int, int, int]]:
+    """``(item in the chunk, item in the C-order array, item count)`` of every
+    row of the chunk at ``origin`` that lies inside the array: the padding of
+    edge chunks and blocks is left out."""
+    if not shape:                       # a 0-d array: one item
+        yield 0, 0, 1
+        return
+    bgrid = [-(-c // b) for c, b in zip(cshape, bshape)]
+    bitems = math.prod(bshape)
+    astr, bstr = _strides(shape), _strides(bshape)
+    cend = [o + c for o, c in zip(origin, cshape)]
+    for bi, bcorner in enumerate(_grid(bgrid)):
+        start = [o + k * b for o, k, b in zip(origin, bcorner, bshape)]
+        # the part of this block inside both the chunk and the array
+        extent = [max(0, min(b, s - st, ce - st))
+                  for b, s, st, ce in zip(bshape, shape, start, cend)]
+        if 0 in extent:
+            continue
+        for rcorner in _grid(extent[:-1]):
+            src = bi * bitems + sum(r * s for r, s in zip(rcorner, bstr))
+            dst = sum((st + r) * s for st, r, s in zip(start, rcorner, astr)) + start[-1]
+            yield src, dst, extent[-1]
+
+
+def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
+                  shape: Sequence[int] | None = None, dtype: str | None = None,
+                  typesize: int | None = None, codec: str = "zstd", clevel: int = 1,
+                  filters=("shuffle",), nthreads: int = 1,
+                  metalayers: Mapping[str, bytes] | None = None,
+                  vlmetalayers: Mapping[str, bytes] | None = None) -> bytes:
+    """An n-dimensional array as a b2nd frame (what python-blosc2 opens as an
+    NDArray).
+
+    ``src``: the items in C order, a NumPy array (``shape``, ``dtype`` and
+    ``typesize`` default to its own) or any bytes-like with ``shape`` and
+    ``dtype`` (a NumPy type string such as ``"<f8"``) given.  ``chunkshape``
+    and ``blockshape`` are in items per dimension; each chunk is stored
+    padded with zeros up to whole blocks, and blocks of
+    ``prod(blockshape) * typesize`` bytes.  The default codec and level are
+    python-blosc2's for arrays."""
+    from .frame_build import build_frame
+    view = memoryview(src)
+    if shape is None:
+        shape = view.shape if view.shape is not None else (view.nbytes // view.itemsize,)
+    if dtype is None:
+        dtype = getattr(getattr(src, "dtype", None), "str", None)
+        if dtype is None:
+            raise ValueError("dtype is needed for a source that is not a NumPy array")
+    if typesize is None:
+        typesize = _itemsize(dtype)
+    if view.nbytes == 0:
+        data = memoryview(b"")          # a view with a 0 extent cannot be cast
+    else:
+        data = view.cast("B") if view.ndim != 1 or view.format != "B" else view
+    shape, chunkshape, blockshape = tuple(shape), tuple(chunkshape), tuple(blockshape)
+    meta = fb.build_meta(shape, chunkshape, blockshape, dtype)
+    m = fb.B2ndMeta.parse(meta)
+    RaiseFirst().run(fb.META_RULES, m, 0)   # FormatError names the extent at fault
+    if data.nbytes != math.prod(shape) * typesize:
+        raise ValueError(f"{data.nbytes} bytes of data for shape {shape} of {typesize}-byte "
+                         f"items ({math.prod(shape) * typesize} bytes)")
+    ts = typesize
+    padded = fb.padded_items(chunkshape, blockshape) * ts
+    bsize = math.prod(blockshape) * ts
+    chunks = []
+    for corner in _grid(fb.chunk_grid(shape, chunkshape)):
+        buf = bytearray(padded)
+        origin = [k * c for k, c in zip(corner, chunkshape)]
+        for s, d, n in _rows(shape, chunkshape, blockshape, origin):
+            buf[s * ts:(s + n) * ts] = data[d * ts:(d + n) * ts]
+        chunks.append(compress(buf, typesize=ts, codec=codec, clevel=clevel, filters=filters,
+                               blocksize=bsize, nthreads=nthreads))
+    return build_frame(chunks, metalayers={"b2nd": meta, **(metalayers or {})},
+                       vlmetalayers=vlmetalayers, chunksize=padded, clevel=clevel)
+
+
+
+def _itemsize(dtype: str) -> int:
+    """Bytes per item of a NumPy type string ("<f8": 8, "<U3": 12, "|V5": 5)."""
+    digits = dtype.lstrip("<>|=").lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ?")
+    if not digits.isdigit():
+        raise ValueError(f"typesize is needed: no item size in dtype {dtype!r}")
+    return int(digits) * (4 if "U" in dtype else 1)

@@ -1,0 +1,202 @@
+"""The b2nd metalayer declaration (formats/b2nd.py), the array reader and
+writer (blosckit/b2nd.py), against python-blosc2 and a NumPy oracle."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import blosckit
+from blosckit.b2nd import compress_b2nd
+from blosckit.formats import b2nd as fb
+from frame_corpus import b2nd_chunks
+
+blosc2 = pytest.importorskip("blosc2")
+
+# (shape, chunks, blocks): edge chunks, edge blocks, blocks wider than
+# chunks (C-Blosc2 pads a chunk to one block), 0-d, empty, 16 dimensions
+SHAPES = [
+    ((7, 5), (4, 4), (2, 3)),
+    ((10,), (4,), (3,)),
+    ((3, 4, 5), (2, 3, 2), (1, 2, 2)),
+    ((6,), (4,), (8,)),
+    ((), (), ()),
+    ((0, 3), (2, 2), (1, 1)),
+    ((5, 0), (2, 3), (2, 2)),
+    ((1,) * 15 + (3,), (1,) * 15 + (2,), (1,) * 16),
+    ((2,) * 16, (1,) * 16, (1,) * 16),
+]
+
+
+def _c_meta(arr) -> bytes:
+    return bytes(blosc2.blosc2_ext.meta__getitem__(arr.schunk, "b2nd"))
+
+
+@pytest.mark.parametrize("shape,chunks,blocks", SHAPES)
+def test_declaration_builds_what_c_blosc2_writes(shape, chunks, blocks):
+    a = np.arange(math.prod(shape), dtype="<i2").reshape(shape)
+    if 0 in chunks or any(b > c for b, c in zip(blocks, chunks)):
+        pytest.skip("python-blosc2 refuses zero chunk extents and blocks wider than chunks")
+    arr = blosc2.asarray(a, chunks=chunks, blocks=blocks)
+    c = _c_meta(arr)
+    assert fb.build_meta(shape, chunks, blocks, "<i2") == c
+    m = fb.B2ndMeta.parse(c)
+    assert [e.value for e in m.shape] == list(shape) and m.dtype.dtype == b"<i2"
+
+
+def test_sixteen_dimensions_written_by_c_blosc2_read(tmp_path):
+    """C-Blosc2 writes 0xa0 (a msgpack string marker) as the "array of 16"
+    marker: the reader follows the layout, not msgpack (divergence V19)."""
+    a = np.arange(2 ** 16, dtype="<u2").reshape((2,) * 16)
+    arr = blosc2.asarray(a, chunks=(1,) * 15 + (2,), blocks=(1,) * 15 + (2,),
+                         urlpath=str(tmp_path / "d16.b2nd"), mode="w")
+    meta = _c_meta(arr)
+    assert meta[3] == 0xA0
+    with blosckit.open_frame(tmp_path / "d16.b2nd") as f:
+        assert f.b2nd.shape == (2,) * 16 and f.b2nd.dtype == "<u2"
+        assert f.b2nd.read() == a.tobytes()
+    # python-blosc2 msgpack-decodes the value for schunk.meta and fails
+    with pytest.raises(Exception):
+        arr.schunk.meta["b2nd"]
+    assert [(p.severity, p.rule, p.offset) for p in blosckit.validate(tmp_path / "d16.b2nd")] \
+        == [("warning", "V19", f._meta_at["b2nd"])]
+
+
+@pytest.mark.parametrize("shape,chunks,blocks", SHAPES)
+@pytest.mark.parametrize("dtype", ["<f8", "|u1", "<i4"])
+def test_compress_b2nd_is_what_python_blosc2_reads(shape, chunks, blocks, dtype):
+    a = (np.arange(math.prod(shape)) * 3 + 1).astype(dtype).reshape(shape)
+    frame = compress_b2nd(a, chunkshape=chunks, blockshape=blocks)
+    # 16 dimensions: the value C-Blosc2 writes, which is not msgpack (V19)
+    assert [p.rule for p in blosckit.validate(frame)] == (["V19"] if len(shape) == 16 else [])
+    with blosckit.open_frame(frame) as f:
+        assert f.b2nd.read() == a.tobytes()
+        assert (f.b2nd.shape, f.b2nd.dtype) == (shape, np.dtype(dtype).str)
+        # the chunks are the oracle's: blocks in C order, zero padding
+        want = b2nd_chunks(a, chunks, blocks) if a.size else []
+        assert [f.decompress_chunk(i) for i in range(f.nchunks)] == want
+    got = blosc2.ndarray_from_cframe(frame)
+    assert got.shape == shape and got.dtype == a.dtype
+    assert np.array_equal(got[...], a)
+
+
+def test_compress_b2nd_from_bytes_needs_shape_and_dtype():
+    raw = np.arange(12, dtype="<f4").tobytes()
+    frame = compress_b2nd(raw, shape=(3, 4), dtype="<f4", chunkshape=(2, 2), blockshape=(1, 2))
+    assert np.array_equal(blosc2.ndarray_from_cframe(frame)[...],
+                          np.arange(12, dtype="<f4").reshape(3, 4))
+    with pytest.raises(ValueError, match="dtype"):
+        compress_b2nd(raw, shape=(3, 4), chunkshape=(2, 2), blockshape=(1, 2))
+    with pytest.raises(ValueError, match="bytes of data"):
+        compress_b2nd(raw, shape=(3, 5), dtype="<f4", chunkshape=(2, 2), blockshape=(1, 2))
+    with pytest.raises(blosckit.FormatError, match="block extent 0") as e:
+        compress_b2nd(raw, shape=(3, 4), dtype="<f4", chunkshape=(2, 2), blockshape=(0, 2))
+    assert e.value.rule == "F-b2nd-shape"
+
+
+@given(ndim=st.integers(0, 16), data=st.data(), dtype=st.sampled_from(["<f8", "|V3", None]))
+def test_declaration_round_trip(ndim, data, dtype):
+    shape = data.draw(st.lists(st.integers(0, 2 ** 63 - 1), min_size=ndim, max_size=ndim))
+    cs_ = data.draw(st.lists(st.integers(0, 2 ** 31 - 1), min_size=ndim, max_size=ndim))
+    bs = data.draw(st.lists(st.integers(0, 2 ** 31 - 1), min_size=ndim, max_size=ndim))
+    raw = fb.build_meta(shape, cs_, bs, dtype)
+    assert len(raw) == 6 + 19 * ndim + (0 if dtype is None else 6 + len(dtype))
+    m = fb.B2ndMeta.parse(raw)
+    assert [e.value for e in m.shape] == shape
+    assert [e.value for e in m.chunkshape] == cs_ and [e.value for e in m.blockshape] == bs
+    assert (m.dtype is None) == (dtype is None)
+    for k, name in enumerate(("shape", "chunkshape", "blockshape")):
+        for d in range(ndim):
+            at = fb.extent_offset(ndim, name, d)
+            width = 8 if name == "shape" else 4
+            assert raw[at - 1] == (0xD3 if width == 8 else 0xD2)
+            assert int.from_bytes(raw[at:at + width], "big") == [shape, cs_, bs][k][d]
+
+
+# -- bad metalayers: FormatError at the field, relocated into the frame
+
+def _frame_with_meta(meta: bytes, name: str = "b2nd") -> tuple[bytes, int]:
+    a = np.arange(35, dtype="<i4").reshape(7, 5)
+    good = compress_b2nd(a, chunkshape=(4, 4), blockshape=(2, 3))
+    with blosckit.open_frame(good) as f:
+        chunks = [f.chunk(i) for i in range(f.nchunks)]
+    frame = blosckit.build_frame(chunks, metalayers={name: meta})
+    with blosckit.open_frame(frame) as f:
+        return frame, f._meta_at[name]
+
+
+GOOD = fb.build_meta((7, 5), (4, 4), (2, 3), "<i4")
+
+
+def test_every_truncation_is_refused_at_the_end_of_the_value():
+    for n in range(len(GOOD)):
+        if n == 6 + 19 * 2:
+            continue            # the dtype pair is optional: a caterva value
+        frame, at = _frame_with_meta(GOOD[:n])
+        with blosckit.open_frame(frame) as f, pytest.raises(blosckit.FormatError) as e:
+            f.b2nd
+        assert e.value.rule == "F-b2nd"
+        assert e.value.path.startswith("frame.metalayers['b2nd']")
+        assert at <= e.value.offset <= at + n, (n, e.value)
+        assert [p.rule for p in blosckit.validate(frame)] == ["F-b2nd"]
+
+
+@pytest.mark.parametrize("field,d,value,rule,path", [
+    ("shape", 1, -1, "F-b2nd-shape", "shape[1]"),
+    ("chunkshape", 0, -4, "F-b2nd-shape", "shape[0]"),
+    ("blockshape", 1, 0, "F-b2nd-shape", "blockshape[1]"),
+    ("chunkshape", 1, 0, "F-b2nd-shape", "chunkshape[1]"),
+])
+def test_extent_rules_name_the_extent(field, d, value, rule, path):
+    ext = {"shape": [7, 5], "chunkshape": [4, 4], "blockshape": [2, 3]}
+    ext[field][d] = value
+    frame, at = _frame_with_meta(fb.build_meta(ext["shape"], ext["chunkshape"],
+                                               ext["blockshape"], "<i4"))
+    with blosckit.open_frame(frame) as f, pytest.raises(blosckit.FormatError) as e:
+        f.b2nd
+    assert (e.value.rule, e.value.path) == (rule, f"frame.metalayers['b2nd'].{path}")
+    field_of_path = path.split("[")[0]
+    assert e.value.offset == at + fb.extent_offset(2, field_of_path, int(path[-2]))
+    problems = blosckit.validate(frame)
+    assert [(p.rule, p.offset) for p in problems] == [(rule, e.value.offset)]
+
+
+def test_ndim_above_16_is_refused_at_ndim():
+    bad = bytearray(GOOD)
+    bad[2] = 17
+    frame, at = _frame_with_meta(bytes(bad))
+    with blosckit.open_frame(frame) as f, pytest.raises(blosckit.FormatError) as e:
+        f.b2nd
+    assert (e.value.offset, e.value.path) == (at + 2, "frame.metalayers['b2nd'].ndim")
+
+
+def test_negative_dtype_length_and_bad_dtype_marker():
+    for pos, byte in ((len(GOOD) - 7, 0xFF), (len(GOOD) - 8, 0xD9)):
+        bad = bytearray(GOOD)
+        bad[pos] = byte
+        frame, at = _frame_with_meta(bytes(bad))
+        with blosckit.open_frame(frame) as f, pytest.raises(blosckit.FormatError) as e:
+            f.b2nd
+        assert e.value.rule == "F-b2nd" and ".dtype." in e.value.path
+        assert e.value.offset >= at + pos
+
+
+def test_caterva_metalayer_without_dtype_is_read():
+    """C-Blosc2 falls back to a "caterva" metalayer, whose value may lack the
+    dtype pair."""
+    frame, _ = _frame_with_meta(fb.build_meta((7, 5), (4, 4), (2, 3), None), "caterva")
+    with blosckit.open_frame(frame) as f:
+        assert f.b2nd.name == "caterva" and f.b2nd.dtype is None
+        assert f.b2nd.read() == np.arange(35, dtype="<i4").tobytes()
+    arr = blosc2.ndarray_from_cframe(frame)
+    assert arr.shape == (7, 5)
+
+
+def test_grid_mismatch_is_reported_at_the_metalayer():
+    frame, at = _frame_with_meta(fb.build_meta((9, 5), (4, 4), (2, 3), "<i4"))
+    problems = blosckit.validate(frame)
+    assert [(p.rule, p.offset, p.path) for p in problems] == [
+        ("F-b2nd", at, "frame.metalayers['b2nd']")]
