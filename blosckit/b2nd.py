@@ -20,7 +20,7 @@ from .formats.rules import RaiseFirst
 if TYPE_CHECKING:
     from .frame import Frame
 
-__all__ = ["B2nd", "compress_b2nd"]
+__all__ = ["B2nd", "chunk_data", "compress_b2nd"]
 
 
 class B2nd:
@@ -39,7 +39,8 @@ class B2nd:
         except FormatError as e:
             raise e.relocated(at, root) from None
         except UnicodeDecodeError as e:
-            raise FormatError(f"the dtype is not UTF-8: {e}", at, f"{root}.dtype",
+            where = at + fb.extent_offset(m.ndim, "dtype", 0) + e.start
+            raise FormatError(f"the dtype is not UTF-8: {e}", where, f"{root}.dtype.dtype",
                               rule=fb.B2ND_RULE.id) from None
         self.fields = m
         self.version, self.ndim = m.version, m.ndim
@@ -180,20 +181,31 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
     if data.nbytes != math.prod(shape) * typesize:
         raise ValueError(f"{data.nbytes} bytes of data for shape {shape} of {typesize}-byte "
                          f"items ({math.prod(shape) * typesize} bytes)")
+    bsize = math.prod(blockshape) * typesize
+    chunks = [compress(c, typesize=typesize, codec=codec, clevel=clevel, filters=filters,
+                       blocksize=bsize, nthreads=nthreads)
+              for c in chunk_data(data, shape, chunkshape, blockshape, typesize)]
+    padded = fb.padded_items(chunkshape, blockshape) * typesize
+    return build_frame(chunks, metalayers={"b2nd": meta, **(metalayers or {})},
+                       vlmetalayers=vlmetalayers, chunksize=padded, clevel=clevel)
+
+
+def chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
+               blockshape: Sequence[int], typesize: int) -> list[bytes]:
+    """The decoded bytes of every chunk of a b2nd array, chunk grid in C
+    order: ``data`` (bytes-like, the items in C order) cut into chunks, each
+    padded with zeros to whole blocks and stored block after block."""
+    src = memoryview(data).cast("B") if len(data) else memoryview(b"")
     ts = typesize
     padded = fb.padded_items(chunkshape, blockshape) * ts
-    bsize = math.prod(blockshape) * ts
-    chunks = []
+    out = []
     for corner in _grid(fb.chunk_grid(shape, chunkshape)):
         buf = bytearray(padded)
         origin = [k * c for k, c in zip(corner, chunkshape)]
         for s, d, n in _rows(shape, chunkshape, blockshape, origin):
-            buf[s * ts:(s + n) * ts] = data[d * ts:(d + n) * ts]
-        chunks.append(compress(buf, typesize=ts, codec=codec, clevel=clevel, filters=filters,
-                               blocksize=bsize, nthreads=nthreads))
-    return build_frame(chunks, metalayers={"b2nd": meta, **(metalayers or {})},
-                       vlmetalayers=vlmetalayers, chunksize=padded, clevel=clevel)
-
+            buf[s * ts:(s + n) * ts] = src[d * ts:(d + n) * ts]
+        out.append(bytes(buf))
+    return out
 
 
 def _itemsize(dtype: str) -> int:

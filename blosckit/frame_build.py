@@ -22,7 +22,7 @@ from .formats import chunk as fc
 from .formats import enums
 from .formats import frame as ff
 
-__all__ = ["build_frame", "compress_frame", "to_sframe"]
+__all__ = ["build_frame", "compress_frame", "sframe_files", "to_sframe"]
 
 FRAME_VERSION = 2            # what C-Blosc2 3.3 writes for regular chunks
 FRAME_VERSION_VL = 3         # frames of VL-block chunks
@@ -232,32 +232,44 @@ def compress_frame(src, *, chunksize: int, typesize: int | None = None,
                        chunksize=chunksize, clevel=clevel)
 
 
-def to_sframe(frame, path: str | os.PathLike) -> None:
-    """Write a contiguous frame (bytes-like or an open Frame) as a sparse
-    frame directory: ``chunks.b2frame`` (the frame without its chunks, the
-    index holding chunk file numbers) and one ``XXXXXXXX.chunk`` per chunk."""
+def sframe_files(frame) -> dict[str, bytes]:
+    """A contiguous frame (bytes-like or an open Frame) as the files of a
+    sparse frame, name -> bytes: ``chunks.b2frame`` (the frame without its
+    chunks, the index holding chunk file numbers) and one
+    ``XXXXXXXX.chunk`` per stored chunk (special chunks stay offsets)."""
     from .frame import Frame, open_frame
     f = frame if isinstance(frame, Frame) else open_frame(frame)
-    out = Path(path)
-    out.mkdir(parents=True, exist_ok=False)
-    offsets, number = [], 0
+    if f.layout not in (14, 13):
+        raise ValueError(f"the {f.layout}-element header layout has no frame type: "
+                         "it cannot describe a sparse frame")
+    files: dict[str, bytes] = {}
+    offsets: list[int] = []
     for i in range(f.nchunks):
         kind = f._special(i)
         if kind is not None:
             code = next(c for c, name in ff.SPECIAL_KINDS.items() if name == kind)
             offsets.append(-(1 << 63) | (code << 56))
             continue
-        (out / ff.chunk_file_name(number)).write_bytes(f.chunk(i))
-        offsets.append(number)
-        number += 1
+        files[ff.chunk_file_name(len(files))] = bytes(f.chunk(i))
+        offsets.append(len(files) - 1)
     mv = f._mv
     header = bytearray(mv[:f.header_len])
     index = compress(struct.pack(f"<{len(offsets)}q", *offsets), **_INDEX_PARAMS) \
         if offsets else b""
     trailer = bytes(mv[f._trailer:f._v.frame_len])
-    frame_len = len(header) + len(index) + len(trailer)
     fixed = ff.FRAME_HEADERS[f.layout].parse(bytes(header))
-    fixed.frame_len = frame_len
+    fixed.frame_len = len(header) + len(index) + len(trailer)
     fixed.frame_type = 1
     header[:ff.LEN_FIXED[f.layout]] = ff.FRAME_HEADERS[f.layout].build(fixed)
-    (out / ff.SFRAME_INDEX).write_bytes(bytes(header) + index + trailer)
+    files[ff.SFRAME_INDEX] = bytes(header) + index + trailer
+    return files
+
+
+def to_sframe(frame, path: str | os.PathLike) -> None:
+    """Write a contiguous frame (bytes-like or an open Frame) as a sparse
+    frame directory (see :func:`sframe_files`); ``path`` must not exist."""
+    out = Path(path)
+    files = sframe_files(frame)
+    out.mkdir(parents=True, exist_ok=False)
+    for name, data in files.items():
+        (out / name).write_bytes(data)

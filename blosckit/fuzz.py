@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from . import divergences
 from .chunk import decompress
@@ -415,8 +415,10 @@ def write_corpus(out: Path, count: int, *, seed: int = 0) -> list[dict]:
                         **_expectation(blob, kind)})
     manifest = {"producer": "blosckit", "count": len(entries), "seed": seed,
                 "format": "expect.decode: a reader returns data of this sha256 and length "
-                          "(frames: every chunk's data joined); expect.reject: it raises at "
-                          "this offset for this rule (specs/)",
+                          "(frames: every chunk's data joined); expect.array (b2nd frames): "
+                          "the array's shape, dtype and the sha256 and length of its items "
+                          "in C order, or where reading it fails; expect.reject: it raises "
+                          "at this offset for this rule (specs/)",
                 "entries": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return entries
@@ -438,16 +440,38 @@ def _unique(draw: Callable[[int], list[bytes]], n: int, seed: int,
     return out
 
 
+def _rejection(e: FormatError) -> dict:
+    return {"reject": {"offset": e.offset, "rule": e.rule, "path": e.path}}
+
+
+def _digest(data: bytes) -> dict:
+    return {"sha256": hashlib.sha256(data).hexdigest(), "nbytes": len(data)}
+
+
 def _expectation(blob: bytes, kind: str) -> dict:
+    array = None
     try:
         if kind == "frame":
             with open_frame(blob) as f:
                 data = f.decompress()
+                array = _array_expectation(f)
         else:
             data = decompress(blob, max_nbytes=1 << 24)
     except FormatError as e:
-        return {"expect": {"reject": {"offset": e.offset, "rule": e.rule, "path": e.path}}}
-    known = _known(blob, kind)
-    return {"expect": {"decode": {"sha256": hashlib.sha256(data).hexdigest(),
-                                  "nbytes": len(data)}},
-            "c_blosc2_divergences": known}
+        return {"expect": _rejection(e)}
+    expect: dict[str, Any] = {"decode": _digest(data)}
+    if array is not None:
+        expect["array"] = array
+    return {"expect": expect, "c_blosc2_divergences": _known(blob, kind)}
+
+
+def _array_expectation(f) -> dict | None:
+    """A b2nd frame's array: shape, dtype and the C-order items' digest (or
+    where reading it fails); None for a frame that is no array."""
+    try:
+        b = f.b2nd
+        if b is None:
+            return None
+        return {"shape": list(b.shape), "dtype": b.dtype, **_digest(b.read())}
+    except FormatError as e:
+        return _rejection(e)

@@ -7,7 +7,9 @@ who test Blosc readers (needs the ``fuzz`` extra: ``pip install blosckit[fuzz]``
   chunk, VL-block chunk, both formats, and layouts only the low-level
   builder makes (blocks stored out of order, raw and run-length streams).
 * :func:`frames` draws ``(chunks_data, frame)``: a contiguous frame and each
-  chunk's decoded bytes, with metalayers, vlmetalayers and special chunks.
+  chunk's decoded bytes, with metalayers, vlmetalayers and special chunks,
+  or an n-d array (b2nd) frame; :func:`sframes` the same as sparse-frame
+  files.
 * :func:`corrupt` mutates drawn blobs where the format is fragile: the
   fields the declarations in :mod:`blosckit.formats` name (set to boundary
   values), msgpack markers, truncation, splices of two blobs, random bytes.
@@ -19,6 +21,7 @@ known-divergences table (:mod:`blosckit.divergences`).
 from __future__ import annotations
 
 import math
+import re
 import struct
 from typing import Any, Callable, Iterable, Sequence
 
@@ -30,9 +33,11 @@ from . import divergences
 from .chunk import decompress
 from .compress import build_chunk, compress, compress_special, compress_vlblocks
 from .formats.frame import looks_like_frame
-from .frame_build import build_frame
+from .b2nd import chunk_data, compress_b2nd
+from .formats import b2nd as fb
+from .frame_build import build_frame, sframe_files
 
-__all__ = ["chunks", "frames", "corrupt", "targets", "CODECS", "FORMATS"]
+__all__ = ["chunks", "frames", "sframes", "corrupt", "targets", "CODECS", "FORMATS"]
 
 CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
 FORMATS = ("blosc1", "blosc2")
@@ -41,6 +46,7 @@ _LOSSY = ("trunc_prec",)
 _FILTER_NAMES = ("shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta")
 _SPLITMODES = ("always", "never", "auto", "forward_compat")
 _DICT_MIN = 16 << 10
+_INDEX = re.compile(r"\[[^\]]*\]")     # [3], ['name']: one kind of field
 
 
 def _check(name: str, value, allowed: Iterable) -> None:
@@ -280,6 +286,33 @@ def _frame(draw, max_chunks: int, layouts: tuple[int, ...]) -> tuple[list[bytes]
     return datas, frame
 
 
+@st.composite
+def _b2nd_frame(draw, max_chunks: int) -> tuple[list[bytes], bytes]:
+    """An n-d array frame: small extents, edge chunks and blocks, blocks
+    wider than chunks, 0-d arrays, empty ones, and now and then 16
+    dimensions (most of them 1, so the grid stays small)."""
+    ndim = draw(st.sampled_from((1, 2, 3, 0, 1, 2, 16)))
+    shape, cshape, bshape = [], [], []
+    for d in range(ndim):
+        s = draw(st.integers(0, 6)) if ndim < 16 or d >= 14 else 1
+        c = draw(st.integers(1, max(s, 1) + 1))
+        b = draw(st.integers(1, c + 1))
+        shape.append(s), cshape.append(c), bshape.append(b)
+    if math.prod(fb.chunk_grid(shape, cshape)) > max_chunks:
+        cshape = [max(s, 1) for s in shape]           # one chunk per dimension
+        bshape = [min(b, c) for b, c in zip(bshape, cshape)]
+    ts = draw(st.sampled_from((1, 2, 4, 8)))
+    dtype = {1: "|u1", 2: "<i2", 4: "<f4", 8: "<f8"}[ts]
+    data = _fill(draw, math.prod(shape) * ts)
+    codec = draw(st.sampled_from(CODECS))
+    filters = draw(_pipeline(ts, "blosc2").filter(
+        lambda f: not any(isinstance(x, tuple) and x[0] in _LOSSY for x in f)))
+    frame = compress_b2nd(data, shape=shape, dtype=dtype, chunkshape=cshape,
+                          blockshape=bshape, codec=codec, clevel=draw(st.integers(1, 9)),
+                          filters=filters)
+    return chunk_data(data, shape, cshape, bshape, ts), frame
+
+
 def _fill(draw, size: int) -> bytes:
     """``size`` bytes that shrink toward zeros."""
     head = draw(st.binary(max_size=min(size, 64)))
@@ -290,15 +323,22 @@ LAYOUTS = (14, 13, 12, 11)
 
 
 def frames(*, max_chunks: int = 8, compatible_with: str | None = None,
-           layouts: Sequence[int] = LAYOUTS) -> st.SearchStrategy[tuple[list[bytes], bytes]]:
-    """``(chunks_data, frame)`` pairs: a valid contiguous frame (current
-    layout) and each chunk's decoded bytes, with metalayers and vlmetalayers
-    (msgpack values, as python-blosc2 stores them) and zeros / NaN / uninit
-    chunks stored as special offsets.  ``max_chunks`` bounds the chunk
-    count; ``layouts`` the header layouts drawn (14 elements today; 13, 12
-    and 11 in frames written before 2021); ``compatible_with="c-blosc2"``
-    keeps frames C-Blosc2 reads alike (the current layout, and no uninit
-    chunks: C-Blosc2 leaves their bytes undefined)."""
+           layouts: Sequence[int] = LAYOUTS, b2nd: bool = True
+           ) -> st.SearchStrategy[tuple[list[bytes], bytes]]:
+    """``(chunks_data, frame)`` pairs: a valid contiguous frame and each
+    chunk's decoded bytes (what python-blosc2's ``schunk[:]`` joins).
+
+    Super-chunk frames come with metalayers and vlmetalayers (msgpack
+    values, as python-blosc2 stores them) and zeros / NaN / uninit chunks
+    stored as special offsets; with ``b2nd`` (the current layout only) also
+    n-d array frames: 0 to 3 or 16 dimensions, edge chunks and blocks,
+    blocks wider than chunks, empty arrays (a chunk's data is then its
+    padded bytes).  ``max_chunks`` bounds the chunk count; ``layouts`` the
+    header layouts drawn (14 elements today; 13, 12 and 11 in frames
+    written before 2021); ``compatible_with="c-blosc2"`` keeps frames
+    C-Blosc2 and python-blosc2 read alike (the current layout, no uninit
+    chunks: C-Blosc2 leaves their bytes undefined, no frame divergence).
+    :func:`sframes` gives the same frames as sparse-frame files."""
     if not isinstance(max_chunks, int) or max_chunks < 1:
         raise InvalidArgument(f"max_chunks={max_chunks!r} must be a positive int")
     if compatible_with not in (None, "c-blosc2"):
@@ -307,9 +347,22 @@ def frames(*, max_chunks: int = 8, compatible_with: str | None = None,
     if not layouts:
         raise InvalidArgument("layouts=(): at least one header layout")
     out = _frame(max_chunks, tuple(layouts))
+    if b2nd and 14 in layouts:
+        out = st.one_of(out, _b2nd_frame(max_chunks))
     if compatible_with == "c-blosc2":
         out = out.filter(_c_blosc2_frame)
     return out
+
+
+def sframes(*, max_chunks: int = 8, compatible_with: str | None = None, b2nd: bool = True
+            ) -> st.SearchStrategy[tuple[list[bytes], dict[str, bytes]]]:
+    """``(chunks_data, files)``: the frames of :func:`frames` (current
+    layout) as sparse frames, ``files`` mapping each file name of the
+    directory (``chunks.b2frame``, ``00000000.chunk``, ...) to its bytes.
+    Write them into an empty directory to open it (``open_frame(path)``,
+    ``blosc2.open(path)``)."""
+    return frames(max_chunks=max_chunks, compatible_with=compatible_with, layouts=(14,),
+                  b2nd=b2nd).map(lambda pair: (pair[0], sframe_files(pair[1])))
 
 
 def _c_blosc2_frame(pair) -> bool:
@@ -359,7 +412,12 @@ def _mutate(draw, blob: bytes, other: bytes,
     if how == "marker":
         fields = [f for f in fields if f[0].rsplit(".", 1)[-1].endswith("marker")] or fields
     if fields:
-        path, at, size, order = draw(st.sampled_from(fields))
+        # a kind of field first, then one of its instances: the header of
+        # the one b2nd metalayer is as likely a target as a chunk header
+        kinds: dict[str, list] = {}
+        for f in fields:
+            kinds.setdefault(_INDEX.sub("[]", f[0]), []).append(f)
+        path, at, size, order = draw(st.sampled_from(kinds[draw(st.sampled_from(list(kinds)))]))
         value = draw(st.sampled_from(_boundary(size)) | st.integers(0, (1 << 8 * size) - 1))
         if observe is not None:
             observe(path)

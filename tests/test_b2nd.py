@@ -184,6 +184,15 @@ def test_negative_dtype_length_and_bad_dtype_marker():
         assert e.value.offset >= at + pos
 
 
+def test_dtype_that_is_not_utf8_is_refused_at_its_byte():
+    bad = GOOD[:-2] + b"\xff4"
+    frame, at = _frame_with_meta(bad)
+    with blosckit.open_frame(frame) as f, pytest.raises(blosckit.FormatError) as e:
+        f.b2nd
+    assert (e.value.offset, e.value.path) == (at + len(GOOD) - 2,
+                                              "frame.metalayers['b2nd'].dtype.dtype")
+
+
 def test_caterva_metalayer_without_dtype_is_read():
     """C-Blosc2 falls back to a "caterva" metalayer, whose value may lack the
     dtype pair."""

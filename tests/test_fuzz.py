@@ -96,7 +96,7 @@ def test_corpus_manifest_holds_for_blosckit(tmp_path):
     assert manifest["count"] == len(manifest["entries"]) == 60
     kinds = {(e["kind"], next(iter(e["expect"]))) for e in manifest["entries"]}
     assert {("chunk", "decode"), ("frame", "decode"), ("chunk", "reject")} <= kinds
-    decodable = []
+    decodable, arrays = [], 0
     for e in manifest["entries"]:
         blob = (tmp_path / "c" / e["file"]).read_bytes()
         out = fuzz.blosckit_outcome(blob, e["kind"])
@@ -107,9 +107,22 @@ def test_corpus_manifest_holds_for_blosckit(tmp_path):
             assert len(data) == e["expect"]["decode"]["nbytes"]
             if e["kind"] == "chunk":
                 decodable.append((blob, e))
+            if "array" in e["expect"]:
+                arrays += 1
+                want = e["expect"]["array"]
+                try:
+                    b = blosckit.open_frame(blob).b2nd
+                    items = b.read()
+                except blosckit.FormatError as err:
+                    assert want.get("reject") == {"offset": err.offset, "rule": err.rule,
+                                                  "path": err.path}
+                else:
+                    assert [list(b.shape), b.dtype] == [want["shape"], want["dtype"]]
+                    assert hashlib.sha256(items).hexdigest() == want["sha256"]
         else:
             rej = e["expect"]["reject"]
             assert (out.rule, out.offset, out.path) == (rej["rule"], rej["offset"], rej["path"])
+    assert arrays > 0
     # and C-Blosc2 agrees with the manifest except for the documented divergences
     verdicts = fuzz.c_blosc2_verdicts([b for b, _ in decodable])
     for (blob, e), v in zip(decodable, verdicts):

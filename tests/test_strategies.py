@@ -7,6 +7,7 @@ import collections
 import hashlib
 import re
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -85,7 +86,7 @@ def test_c_blosc2_decodes_every_compatible_chunk_to_data():
 
 
 def test_frames_open_in_python_blosc2_with_their_data():
-    pairs = _draw_many(bst.frames(max_chunks=5, compatible_with="c-blosc2"), 80)
+    pairs = _draw_many(bst.frames(max_chunks=5, compatible_with="c-blosc2"), 150)
     counts = collections.Counter()
     for datas, frame in pairs:
         f = blosckit.open_frame(frame)
@@ -95,11 +96,38 @@ def test_frames_open_in_python_blosc2_with_their_data():
         counts["specials"] += sum(isinstance(o, str) for o in f.offsets)
         counts["vlmeta"] += bool(f.vlmetalayers)
         counts["meta"] += bool(f.metalayers)
+        if f.b2nd is not None:
+            # valid input: python-blosc2 may run in process here
+            arr = blosc2.ndarray_from_cframe(frame)
+            assert arr.shape == f.b2nd.shape
+            assert arr[...].tobytes() == f.b2nd.read()
+            counts["b2nd"] += 1
+            counts[f"b2nd-{'empty' if 0 in arr.shape else f'{arr.ndim}-d'}"] += 1
     verdicts = oracle_verdicts([fr for _, fr in pairs], kind="frame")
     assert [v.b2_ok for v in verdicts] == [True] * len(pairs)
     assert [v.digest for v in verdicts] == [frame_digest(blosckit.open_frame(fr))
                                             for _, fr in pairs]
     assert min(counts.values()) > 0
+    assert {"b2nd-0-d", "b2nd-1-d", "b2nd-2-d", "b2nd-3-d", "b2nd-empty"} <= set(counts)
+
+
+def test_sframes_open_in_python_blosc2_with_their_data(tmp_path):
+    counts = collections.Counter()
+    for k, (datas, files) in enumerate(_draw_many(bst.sframes(max_chunks=4), 40)):
+        d = tmp_path / f"s{k}.b2frame"
+        d.mkdir()
+        for name, data in files.items():
+            (d / name).write_bytes(data)
+        with blosckit.open_frame(d) as f:
+            assert [f.decompress_chunk(i) for i in range(f.nchunks)] == datas
+            is_array, uninit = f.b2nd is not None, "uninit" in f.offsets
+        counts["b2nd" if is_array else "schunk"] += 1
+        assert [p for p in blosckit.validate(d) if p.severity == "error"] == []
+        if not uninit:          # C-Blosc2 leaves uninit chunks' bytes undefined
+            opened = blosc2.open(str(d))
+            got = opened.schunk[:] if is_array else opened[:]
+            assert got == b"".join(datas), (k, is_array)
+    assert counts["b2nd"] > 5 and counts["schunk"] > 5
 
 
 def _fields(blob) -> set[str]:
@@ -113,15 +141,19 @@ def test_corrupt_reaches_every_declared_field_of_a_chunk_and_a_frame():
     sc.append_data(bytes(range(200)) * 20)
     sc.vlmeta["v"] = [1, 2]
     frame = bytes(sc.to_cframe())
+    array = bytes(blosc2.asarray(np.arange(60.).reshape(6, 10), chunks=(4, 5),
+                                 blocks=(2, 5)).to_cframe())
     hit: set[str] = set()
 
     def observe(path):
         hit.add(re.sub(r"\[\d+\]", "[]", re.sub(r"\['[^']*'\]", "['']", path)))
-    blobs = _draw_many(bst.corrupt([chunk, frame], observe=observe), 4000)
-    declared = _fields(chunk) | _fields(frame)
+    blobs = _draw_many(bst.corrupt([chunk, frame, array], observe=observe), 5000)
+    declared = _fields(chunk) | _fields(frame) | _fields(array)
     assert len(declared) > 60
+    assert {"frame.metalayers[''].shape[].value", "frame.metalayers[''].dtype.dtype_len",
+            "frame.metalayers[''].ndim"} <= declared
     assert sorted(declared - hit) == []
-    assert sum(b not in (chunk, frame) for b in blobs) > 3000
+    assert sum(b not in (chunk, frame, array) for b in blobs) > 3500
 
 
 @settings(_FAST, max_examples=300)
