@@ -60,10 +60,11 @@ class B2nd:
 
     def grid_problem(self) -> str | None:
         """Why the chunk grid disagrees with the frame's chunk count, or None
-        (a frame without data may hold no chunks at all)."""
+        (C-Blosc2 writes every chunk of an array, uninit or zeros ones as
+        special entries, so a frame without data has an empty grid)."""
         f = self._frame
         count = math.prod(self.grid)
-        if f.nbytes and count != f.nchunks:
+        if count != f.nchunks:
             return f"the b2nd chunk grid {self.grid} holds {count} chunks, the frame {f.nchunks}"
         return None
 

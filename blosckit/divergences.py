@@ -289,9 +289,11 @@ def _undefined_frame_filter(frame) -> list[tuple[int, str]]:
             for k, fid in enumerate(v.filters[:v.nfilters]) if fid in _C_UNDEFINED_FILTERS]
 
 
-def _name_not_utf8(frame) -> list[tuple[int, str]]:
-    frame._vlraw                       # reads the trailer's names too
-    return sorted(set(frame._names_not_utf8))
+def _odd_names(kind: str) -> Callable[[Any], list[tuple[int, str]]]:
+    def names(frame) -> list[tuple[int, str]]:
+        frame._vlraw                       # reads the trailer's names too
+        return sorted({(at, path) for at, path, k in frame._odd_names if k == kind})
+    return names
 
 
 def _older_layout(frame) -> list[tuple[int, str]]:
@@ -356,9 +358,11 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence("V14", "frame header naming a filter id C-Blosc2 does not define", "frame",
                _undefined_frame_filter),
     Divergence("V15", "metalayer or vlmetalayer name that is not UTF-8", "frame",
-               _name_not_utf8, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
+               _odd_names("not-utf8"), c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
     Divergence("V16", "special entry C-Blosc2 cannot rebuild: zeros of partial items, or a "
                "negative frame block size", "frame", _special_not_rebuilt),
+    Divergence("V20", "metalayer or vlmetalayer name holding a NUL byte (C-Blosc2 ends "
+               "the name there)", "frame", _odd_names("nul")),
     Divergence("V19", "b2nd metalayer that is not msgpack (C-Blosc2 writes one for 16 "
                "dimensions); python-blosc2's schunk.meta['b2nd'] fails", "frame",
                _b2nd_not_msgpack, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),

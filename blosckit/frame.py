@@ -118,11 +118,12 @@ def _read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView:
 
 def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
                 at: dict[str, int] | None = None,
-                not_utf8: list[tuple[int, str]] | None = None) -> dict[str, bytes]:
+                odd: list[tuple[int, str, str]] | None = None) -> dict[str, bytes]:
     """The metalayer section at ``start`` (values at offsets from ``base``,
     everything inside ``mv[:limit]``): name -> the value's raw bytes; ``at``
-    receives where each value's bytes start, ``not_utf8`` the offset and
-    path of each name that is not UTF-8 (kept with U+FFFD in its place).
+    receives where each value's bytes start, ``odd`` the offset, path and
+    kind of each name other readers take otherwise: ``"not-utf8"`` (kept
+    with U+FFFD in its place), ``"nul"`` (C-Blosc2 stops at the NUL byte).
     Read through the fast paths derived from the declarations; on any
     mismatch construct reads it again to name the field that is wrong."""
     scope = mv[:limit]
@@ -144,8 +145,11 @@ def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
                  f"byte {marker:#04x} where a msgpack fixstr belongs")
         name = raw_name.decode("utf-8", "replace")
         path = f"{root}[{name!r}]"
-        if not_utf8 is not None and "\ufffd" in name and _not_utf8(raw_name):
-            not_utf8.append((name_at, f"{root}.index[{k}].name"))
+        if odd is not None:
+            if "\ufffd" in name and _not_utf8(raw_name):
+                odd.append((name_at, f"{root}.index[{k}].name", "not-utf8"))
+            if 0 in raw_name:
+                odd.append((name_at + raw_name.index(0), f"{root}.index[{k}].name", "nul"))
         name_at += len(raw_name) + 1 + ff.FAST_ENTRY_TAIL.struct.size
         ofs = base + offset
         if not 0 <= ofs < limit:
@@ -282,11 +286,11 @@ class Frame:
         self.metalayers: dict[str, bytes] = {}
         self._meta_at: dict[str, int] = {}
         # (offset, path) of metalayer and vlmetalayer names that are not UTF-8
-        self._names_not_utf8: list[tuple[int, str]] = []
+        self._odd_names: list[tuple[int, str, str]] = []
         if v.layout in ff.LAYOUT_WITH_METALAYERS:
             self.metalayers = _metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
                                           "frame.metalayers", self._meta_at,
-                                          self._names_not_utf8)
+                                          self._odd_names)
         self._trailer = _trailer_start(mv, v)
         self._vlraw_read: dict[str, bytes] | None = None
         self._vl_at: dict[str, int] = {}
@@ -510,7 +514,7 @@ class Frame:
             self._vlraw_read = _metalayers(self._mv, self._trailer + ff.LEN_TRAILER_HEAD,
                                            self._v.frame_len, self._trailer,
                                            "frame.trailer.vlmetalayers", self._vl_at,
-                                           self._names_not_utf8)
+                                           self._odd_names)
         return self._vlraw_read
 
     @property

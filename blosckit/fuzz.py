@@ -333,17 +333,20 @@ def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
         frames = [f for _, f in _draw(bst.frames(max_chunks=4), batch // 8, s + 2)]
         bad_frames = _draw(bst.corrupt(frames), batch // 8, s + 3)
         for kind, blobs in (("chunk", valid + bad), ("frame", frames + bad_frames)):
-            for blob, theirs in zip(blobs, c_blosc2_verdicts(blobs, kind=kind)):
+            for i, (blob, theirs) in enumerate(zip(blobs, c_blosc2_verdicts(blobs, kind=kind))):
                 report.inputs += 1
                 ours = blosckit_outcome(blob, kind)
                 found = classify(blob, kind, ours, theirs)
+                if found is not None and found[1].startswith("NEW") and found[0] != "c-crash":
+                    found = _alone(blobs, i, kind, ours, found, out, report)
                 if found is None:
                     report.agree += 1
                     continue
                 category, why = found
                 key = f"{kind} {category}: {_label(why)}"
                 report.by_category[key] = report.by_category.get(key, 0) + 1
-                if (why.startswith("NEW") or category == "c-crash") and out is not None:
+                if (why.startswith("NEW") or category == "c-crash") and out is not None \
+                        and category != "c-memory":
                     _write_case(out, blob, kind, category, why, report)
         rounds += 1
         report.seconds = time.monotonic() - start
@@ -353,6 +356,44 @@ def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
     return report
 
 
+def _alone(blobs: Sequence[bytes], i: int, kind: str, ours: Outcome, found: tuple[str, str],
+           out: Path | None, report: FuzzReport) -> tuple[str, str]:
+    """A new disagreement judged again with blob ``i`` alone in a fresh
+    process.  When C-Blosc2 then agrees, an earlier input of the batch left
+    its memory damaged without crashing it: the input that did it is found
+    by bisection and both are written as ``c-memory-<kind>-<n>-culprit``
+    and ``-victim``."""
+    victim = blobs[i]
+    alone = c_blosc2_verdicts([victim], kind=kind)[0]
+    if classify(victim, kind, ours, alone) == found:
+        return found
+
+    def damaged(before: Sequence[bytes]) -> bool:
+        v = c_blosc2_verdicts([*before, victim], kind=kind)[-1]
+        return (v.b2_ok, v.digest, v.crashed) != (alone.b2_ok, alone.digest, alone.crashed)
+    lo, hi = 0, i - 1           # the latest start whose run still damages: the culprit
+    if i == 0 or not damaged(blobs[:i]):
+        return "c-flaky", "C-Blosc2 read it otherwise once, not again (alone or after the batch)"
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if damaged(blobs[mid:i]):
+            lo = mid
+        else:
+            hi = mid - 1
+    why = (f"C-Blosc2 reads it right alone, wrongly after input {lo} of its batch ran in the "
+           f"same process: that input damaged C-Blosc2's memory without crashing it "
+           f"({'alone' if damaged(blobs[lo:lo + 1]) else 'with the inputs up to this one'})")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        name = f"c-memory-{kind}-{len(report.new_cases)}"
+        (out / f"{name}-culprit.bin").write_bytes(blobs[lo])
+        (out / f"{name}-victim.bin").write_bytes(victim)
+        (out / f"{name}.txt").write_text(f"c-memory: {why}; run {name}-culprit.bin then "
+                                         f"{name}-victim.bin in one process\n")
+        report.new_cases.append(name)
+    return "c-memory", why
+
+
 def _label(why: str) -> str:
     """The part of an explanation that groups cases: the divergence ids, the
     blosckit rule, or NEW / crash."""
@@ -360,6 +401,8 @@ def _label(why: str) -> str:
         return why[len("known divergence "):]
     if why.startswith("blosckit rule "):
         return "stricter rule " + why.split()[2]
+    if why.startswith("C-Blosc2 reads it right alone"):
+        return "memory damaged by an earlier input"
     return "NEW" if why.startswith("NEW") else why.split(";")[0]
 
 

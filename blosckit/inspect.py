@@ -420,7 +420,7 @@ def _b2nd(f: Frame, at: int, name: str) -> Iterator[Node]:
     count = math.prod(b.grid)
     yield Node(f"{root}.chunk_grid", at, 0, b.grid,
                "chunks per dimension: ceil(shape / chunkshape) (derived)", None,
-               f"{count} chunks" + ("" if count == f.nchunks or not f.nbytes else
+               f"{count} chunks" + ("" if count == f.nchunks else
                                     f", but the frame has {f.nchunks}"))
 
 

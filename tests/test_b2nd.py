@@ -204,6 +204,17 @@ def test_caterva_metalayer_without_dtype_is_read():
     assert arr.shape == (7, 5)
 
 
+def test_array_frame_without_chunks_is_refused():
+    """Found by atheris: a frame with no data whose b2nd shape holds items
+    made read() ask for chunk 0 (IndexError); the grid must match."""
+    frame = blosckit.build_frame([], metalayers={"b2nd": fb.build_meta((3, 5), (4, 4), (2, 3),
+                                                                       "<f8")})
+    with blosckit.open_frame(frame) as f, pytest.raises(blosckit.FormatError) as e:
+        f.b2nd.read()
+    assert e.value.rule == "F-b2nd" and "holds 2 chunks, the frame 0" in e.value.message
+    assert [p.rule for p in blosckit.validate(frame)] == ["F-b2nd"]
+
+
 def test_grid_mismatch_is_reported_at_the_metalayer():
     frame, at = _frame_with_meta(fb.build_meta((9, 5), (4, 4), (2, 3), "<i4"))
     problems = blosckit.validate(frame)

@@ -180,3 +180,49 @@ def test_minimise_keeps_the_case_and_simplifies_it():
     small = fuzz._minimise(bytes(bad), "chunk", same)
     assert same(small) and rule == "T-flags2"
     assert len(small) <= 32 and sum(map(bool, small)) < sum(map(bool, bad[:32]))
+
+
+def test_metalayer_name_of_nul_bytes_is_v20():
+    """Found by the differential fuzzer: a metalayer name corrupted to four
+    NUL bytes, which C-Blosc2 lists as "" (names are C strings to it)."""
+    blob = (Path(__file__).parent / "data" / "fuzz-found" /
+            "metalayer-name-of-nul-bytes.b2frame").read_bytes()
+    ours = fuzz.blosckit_outcome(blob, "frame")
+    theirs, = fuzz.c_blosc2_verdicts([blob], kind="frame")
+    assert fuzz.classify(blob, "frame", ours, theirs) == ("c-wrong-data", "known divergence V20")
+    assert [p.rule for p in blosckit.validate(blob)] == ["V20"]
+
+
+def test_a_wrong_read_caused_by_an_earlier_input_names_that_input(tmp_path, monkeypatch):
+    """C-Blosc2 runs a whole batch in one process: an input that damages
+    its memory without crashing makes a later one read wrongly.  Judged
+    again alone, the later one agrees; bisection finds the culprit.  Here a
+    fake oracle plays C-Blosc2 with input 5 as the culprit."""
+    blobs = [blosckit.compress(bytes([k]) * 64, typesize=1) for k in range(9)]
+    victim = 7
+
+    def fake(batch, kind="chunk", timeout=600):
+        out, damaged = [], False
+        for b in batch:
+            data = blosckit.decompress(b)
+            if damaged and b == blobs[victim]:
+                data = b"wrong"
+            damaged = damaged or b == blobs[5]
+            out.append(fuzz.Verdict(True, None, hashlib.sha256(data).digest()))
+        return out
+    monkeypatch.setattr(fuzz, "c_blosc2_verdicts", fake)
+    ours = fuzz.blosckit_outcome(blobs[victim], "chunk")
+    found = fuzz.classify(blobs[victim], "chunk", ours, fake(blobs)[victim])
+    assert found == ("c-wrong-data", "NEW: no known divergence explains it")
+    report = fuzz.FuzzReport()
+    category, why = fuzz._alone(blobs, victim, "chunk", ours, found, tmp_path, report)
+    assert category == "c-memory" and "after input 5 of its batch" in why and "alone" in why
+    name = report.new_cases[0]
+    assert (tmp_path / f"{name}-culprit.bin").read_bytes() == blobs[5]
+    assert (tmp_path / f"{name}-victim.bin").read_bytes() == blobs[victim]
+    # a disagreement that holds alone stays what it was
+    other = fuzz.blosckit_outcome(blobs[0], "chunk")
+    assert fuzz._alone([blobs[victim]], 0, "chunk", other, found, None, report) == found
+    # one that neither holds alone nor comes back after the batch: flaky
+    assert fuzz._alone([blobs[victim]], 0, "chunk", ours, found, None, report)[0] == "c-flaky"
+

@@ -264,6 +264,26 @@ def test_names_that_are_not_utf8_are_reported():
                 for p in blosckit.validate(bytes(bad))] == [("warning", "V15", at, path)]
 
 
+def test_names_holding_a_nul_byte_are_reported():
+    """C-Blosc2 keeps names as C strings: a name "m" whose byte became NUL
+    is "" to it (found by the differential fuzzer), to blosckit "\\x00"
+    (V20).  blosckit reads the frame and warns at the NUL byte."""
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    meta_name = fr.index(b"\xa1m") + 1
+    vl_name = fr.index(b"\xa1v", f._trailer) + 1
+    for at, path in ((meta_name, "frame.metalayers.index[0].name"),
+                     (vl_name, "frame.trailer.vlmetalayers.index[0].name")):
+        bad = bytearray(fr)
+        bad[at] = 0
+        g = blosckit.open_frame(bytes(bad))
+        v, = oracle_verdicts([bytes(bad)], kind="frame")
+        assert v.b2_ok and v.digest != frame_digest(g)        # the names differ
+        assert "\x00" in {*g.metalayers, *g.vlmetalayers}
+        assert [(p.severity, p.rule, p.offset, p.path)
+                for p in blosckit.validate(bytes(bad))] == [("warning", "V20", at, path)]
+
+
 def _frames_for_the_oracle():
     """Small frames of varied make: the LZ4 frame with a metalayer and a
     vlmetalayer, and a ZSTD frame with a zeros chunk and a delta filter."""

@@ -1,29 +1,39 @@
 """Coverage-guided fuzzing of blosckit with atheris (libFuzzer).
 
     pip install atheris
+    blosckit corpus CORPUS_DIR --count 500
     python tests/fuzz/atheris_targets.py decompress CORPUS_DIR -max_total_time=60
     python tests/fuzz/atheris_targets.py open_frame CORPUS_DIR -max_total_time=60
     python tests/fuzz/atheris_targets.py validate CORPUS_DIR -max_total_time=60
 
-Seed CORPUS_DIR with ``blosckit corpus CORPUS_DIR --count 500``.  The only
-allowed outcome of any input is data or a FormatError (validate: never an
-exception); anything else is a finding.  For the native library under
-sanitizers, build it as tests/sanitize_run.py does (``-fsanitize=address,
-undefined``) and run this script with that build first on the path.
+``--sanitize`` (before the target) first builds blosckit's native library
+with ``-fsanitize=address`` into a temporary directory
+(``tests/sanitize_build.py``, as ``tests/test_sanitizers.py`` does) and runs
+the fuzzer on that build with atheris's ASan runtime preloaded (it carries
+libFuzzer's coverage hooks, so the fuzzer stays coverage-guided): a memory
+error in the C code then stops the run with a sanitizer report.  It exits
+with the reason when the compiler cannot build sanitized code.  The
+``manifest.json`` a corpus directory holds is not an input; libFuzzer reads
+it anyway, which does no harm.
+
+The only allowed outcome of any input is data or a FormatError (validate:
+never an exception); anything else is a finding, saved by libFuzzer as
+``crash-<sha1>`` in the working directory.
 """
 from __future__ import annotations
 
+import os
 import sys
-
-import atheris
-
-with atheris.instrument_imports():
-    import blosckit
+import tempfile
+from pathlib import Path
 
 CAP = 1 << 24          # bytes a hostile header may make a target allocate
+TARGETS = ("decompress", "open_frame", "validate")
+SANITIZED = "BLOSCKIT_SANITIZED_BUILD"      # set in the re-executed process
 
 
 def target_decompress(blob: bytes) -> None:
+    import blosckit
     try:
         blosckit.decompress(blob, max_nbytes=CAP)
     except blosckit.FormatError:
@@ -31,29 +41,69 @@ def target_decompress(blob: bytes) -> None:
 
 
 def target_open_frame(blob: bytes) -> None:
+    import blosckit
     try:
         with blosckit.open_frame(blob) as f:
             if f.nbytes <= CAP:
                 f.decompress()
             f.vlmetalayers
+            if f.b2nd is not None and f.nbytes <= CAP:
+                f.b2nd.read()
     except blosckit.FormatError:
         pass
 
 
 def target_validate(blob: bytes) -> None:
+    import blosckit
     for p in blosckit.validate(blob):
         assert 0 <= p.offset <= len(blob) and p.rule, p
 
 
-TARGETS = {"decompress": target_decompress, "open_frame": target_open_frame,
-           "validate": target_validate}
+def _sanitized_exec(argv: list[str]) -> None:
+    """Build the instrumented copy and replace this process with the same
+    command run on it (never returns)."""
+    tests = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(tests))
+    import atheris
+    from sanitize_build import SAN_FLAGS, build, environment, probe
+    tmp = Path(tempfile.mkdtemp(prefix="blosckit-asan-"))
+    why = probe(tmp)
+    if why is not None:
+        sys.exit(f"--sanitize: no usable sanitizers here: {why}")
+    # atheris's ASan runtime carries libFuzzer's coverage hooks: preloading
+    # the compiler's instead would blind the fuzzer.  It has no UBSan
+    # handlers, so AddressSanitizer only (tests/test_sanitizers.py runs both).
+    runtime = Path(atheris.path()) / "asan_with_fuzzer.so"
+    flags = [f.replace("address,undefined", "address") for f in SAN_FLAGS
+             if "sanitize-recover=undefined" not in f]
+    pkg = build(tmp, flags, link_runtime=False)
+    env = environment(pkg, runtime=str(runtime))
+    env[SANITIZED] = str(pkg)
+    print(f"--sanitize: instrumented build in {pkg}", file=sys.stderr)
+    os.execve(sys.executable, [sys.executable, __file__, *argv], env)
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in TARGETS:
-        sys.exit(f"usage: {sys.argv[0]} {{{','.join(TARGETS)}}} [libFuzzer args]")
-    fn = TARGETS[sys.argv.pop(1)]
-    atheris.Setup(sys.argv, lambda data: fn(bytes(data)))
+    argv = sys.argv[1:]
+    sanitize = "--sanitize" in argv
+    argv = [a for a in argv if a != "--sanitize"]
+    if not argv or argv[0] not in TARGETS:
+        sys.exit(f"usage: {sys.argv[0]} [--sanitize] {{{','.join(TARGETS)}}} "
+                 "[CORPUS_DIR] [libFuzzer options]")
+    if sanitize and SANITIZED not in os.environ:
+        _sanitized_exec(argv)
+    import atheris
+    with atheris.instrument_imports():
+        import blosckit
+    if SANITIZED in os.environ:
+        # the run must really use the instrumented library
+        native = Path(sys.modules["blosckit.native._native"].__file__).resolve()
+        assert native.parent == (Path(os.environ[SANITIZED]) / "blosckit" / "native").resolve(), \
+            native
+        print(f"sanitized native library: {native}", file=sys.stderr)
+    del blosckit
+    fn = globals()[f"target_{argv[0]}"]
+    atheris.Setup([sys.argv[0], *argv[1:]], lambda data: fn(bytes(data)))
     atheris.Fuzz()
 
 
