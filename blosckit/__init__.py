@@ -6,12 +6,13 @@ not imported here.
 """
 from __future__ import annotations
 
+from .b2nd import B2nd, compress_b2nd
 from .buildinfo import native_info
 from .chunk import Chunk, chunk_sizes, decompress, decompress_into, getitem, parse_chunk
 from .compress import build_chunk, compress, compress_special, compress_vlblocks
 from .errors import FormatError, Problem, UnsupportedError
 from .frame import Frame, open_frame
-from .frame_build import build_frame, compress_frame, to_sframe
+from .frame_build import build_frame, compress_frame, sframe_files, to_sframe
 from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
 from .salvage import SalvageReport, salvage
 from .validate import validate
@@ -23,7 +24,8 @@ __all__ = [
     "Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
     "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
-    "Frame", "open_frame", "build_frame", "compress_frame", "to_sframe",
+    "Frame", "open_frame", "build_frame", "compress_frame", "to_sframe", "sframe_files",
+    "B2nd", "compress_b2nd",
     "validate", "salvage", "SalvageReport", "native_info",
     "__version__",
 ]

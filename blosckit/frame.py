@@ -18,8 +18,6 @@ import struct
 from pathlib import Path
 from typing import Any, Iterator
 
-import msgpack
-
 from . import chunk as _chunk
 from . import native
 from .b2nd import B2nd
@@ -31,7 +29,7 @@ from .formats import chunk as _chunk_rules
 from .formats import frame as ff
 from .formats.rules import RaiseFirst, Sink, fail
 
-__all__ = ["Frame", "B2nd", "open_frame"]
+__all__ = ["Frame", "open_frame"]
 
 _OFFSET = struct.Struct("<q")
 _SPECIAL_TOP = {1: "zeros", 2: "nan", 4: "uninit"}

@@ -297,7 +297,9 @@ def _b2nd_frame(draw, max_chunks: int) -> tuple[list[bytes], bytes]:
         s = draw(st.integers(0, 6)) if ndim < 16 or d >= 14 else 1
         c = draw(st.integers(1, max(s, 1) + 1))
         b = draw(st.integers(1, c + 1))
-        shape.append(s), cshape.append(c), bshape.append(b)
+        shape.append(s)
+        cshape.append(c)
+        bshape.append(b)
     if math.prod(fb.chunk_grid(shape, cshape)) > max_chunks:
         cshape = [max(s, 1) for s in shape]           # one chunk per dimension
         bshape = [min(b, c) for b, c in zip(bshape, cshape)]

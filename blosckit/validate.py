@@ -142,7 +142,7 @@ def _chunks_to_check(f: _frame.Frame, deep: bool):
 def _check_b2nd_grid(f: _frame.Frame, out: list[Problem]) -> None:
     b = f.b2nd
     why = None if b is None else b.grid_problem()
-    if why is not None:
+    if b is not None and why is not None:
         out.append(Problem("error", b._at, b._root, why, fb.B2ND_RULE.id))
 
 

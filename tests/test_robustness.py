@@ -30,6 +30,7 @@ import msgpack
 import numpy as np
 
 import blosckit
+from blosckit.formats.b2nd import build_meta
 from blosckit.formats.frame import FLAT_HEADERS
 from blosckit.formats.rules import OFFSETS
 from helpers import LONG, mutations, small_chunks
@@ -62,7 +63,9 @@ def seed_frames() -> dict[str, bytes]:
          blosckit.compress_special("nan", 800, typesize=4)],
         vlmetalayers={"v": b"x" * 40})
     # a 1-D b2nd array: 1000 int32 items, chunks of 400, blocks of 100
-    meta = msgpack.packb([0, 1, [1000], [400], [100], 0, "<i4"])
+    # (the value as C-Blosc2 writes it: fixed-width ints, which it reads by
+    # position; generic msgpack with compact ints is refused, rule F-b2nd)
+    meta = build_meta((1000,), (400,), (100,), "<i4")
     arr = np.arange(1200, dtype="<i4")
     arr[1000:] = 0
     out["b2nd"] = blosckit.compress_frame(arr.tobytes(), chunksize=1600, typesize=4,

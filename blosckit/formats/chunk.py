@@ -347,11 +347,13 @@ def input_holds_extended(v, src, sink):
 HEADER_RULES = (version_known, cbytes_covers_header, typesize_positive, nbytes_not_negative,
                 nbytes_below_cap, cbytes_covers_extended, input_holds_extended)
 
-# Rules on the fields of the extended header (run once it has been read).
+# Rules on the fields of the extended header (run once it has been read;
+# not when the input ends inside it: those bytes are not there).
+_EXT = "chunk.header.extended"
 
 
 @rule("T-flags2", "error", _X + "blosc2_flags2", "chunk.md#rules-header",
-      "blosc2_flags2 bits 1-7 are zero")
+      "blosc2_flags2 bits 1-7 are zero", needs=(_EXT,))
 def flags2_reserved_clear(v, src, sink):
     if v.flags2 & ~F2_VL_BLOCKS & 0xFF:
         sink(f"reserved bits set in blosc2_flags2 ({v.flags2:#04x})")
@@ -371,20 +373,21 @@ def blocksize_below_max(v, src, sink):
 
 
 @rule("H8", "error", _X + "blosc2_flags", "chunk.md#rules-header",
-      "a VL-block chunk is not special")
+      "a VL-block chunk is not special", needs=(_EXT,))
 def vl_not_special(v, src, sink):
     if v.vl and v.special:
         sink("a VL-block chunk cannot be special")
 
 
-@rule("H12", "error", _H + "flags", "chunk.md#rules-header", "a VL-block chunk is not memcpyed")
+@rule("H12", "error", _H + "flags", "chunk.md#rules-header", "a VL-block chunk is not memcpyed",
+      needs=(_EXT,))
 def vl_not_memcpyed(v, src, sink):
     if v.vl and v.memcpyed:
         sink("a VL-block chunk cannot be memcpyed")
 
 
 @rule("D2", "error", _X + "blosc2_flags.special", "chunk.md#rules-special",
-      "special kind is 0..4")
+      "special kind is 0..4", needs=(_EXT,))
 def special_known(v, src, sink):
     if v.special not in enums.SPECIALS:
         sink(f"unknown special kind {v.special}")
@@ -400,7 +403,8 @@ def cbytes_inside_input(v, src, sink):
 
 
 @rule("T-udcodec", "error", _X + "udcodec", "chunk.md#rules-header",
-      "codec format 6 names a plugin codec (udcodec >= 6), never a built-in one")
+      "codec format 6 names a plugin codec (udcodec >= 6), never a built-in one",
+      needs=(_EXT,))
 def udcodec_not_builtin(v, src, sink):
     # writers store built-in codecs under their own codec format; C-Blosc2
     # looks udcodec up among plugins only and refuses such a chunk
