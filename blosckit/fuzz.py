@@ -458,7 +458,8 @@ def write_corpus(out: Path, count: int, *, seed: int = 0) -> list[dict]:
                         **_expectation(blob, kind)})
     manifest = {"producer": "blosckit", "count": len(entries), "seed": seed,
                 "format": "expect.decode: a reader returns data of this sha256 and length "
-                          "(frames: every chunk's data joined); expect.array (b2nd frames): "
+                          "(frames: every chunk's data joined, the metalayers and "
+                          "vlmetalayers readable); expect.array (b2nd frames): "
                           "the array's shape, dtype and the sha256 and length of its items "
                           "in C order, or where reading it fails; expect.reject: it raises "
                           "at this offset for this rule (specs/)",
@@ -497,6 +498,7 @@ def _expectation(blob: bytes, kind: str) -> dict:
         if kind == "frame":
             with open_frame(blob) as f:
                 data = f.decompress()
+                f.vlmetalayers          # part of reading a frame: refused when they are not
                 array = _array_expectation(f)
         else:
             data = decompress(blob, max_nbytes=1 << 24)
