@@ -1,6 +1,7 @@
 """Timing shared by the benchmark scripts."""
 from __future__ import annotations
 
+import sys
 import time
 
 
@@ -19,3 +20,10 @@ def best_pair(fa, fb, repeat: int) -> tuple[float, float]:
         t2 = time.perf_counter()
         ta, tb = min(ta, t1 - t0), min(tb, t2 - t1)
     return ta, tb
+
+
+def row(name: str, t_bk: float, t_b2: float) -> None:
+    """One result line: ms for each side, and python-blosc2 / blosckit."""
+    print(f"{name:44} {t_bk * 1e3:9.2f} {t_b2 * 1e3:9.2f} {t_b2 / t_bk:7.1f}")
+    sys.stdout.flush()
+

@@ -16,13 +16,12 @@ blosckit time, above 1: blosckit faster):
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 import blosc2
 import numpy as np
-from _timing import best_pair
+from _timing import best_pair, row
 
 import blosckit
 from blosckit.frame_build import build_frame
@@ -83,11 +82,6 @@ def main(argv=None) -> None:
         row("build a frame from compressed chunks", *best_pair(bk_build, b2_build,
                                                                max(1, args.repeat // 2)))
         f.close()
-
-
-def row(name: str, t_bk: float, t_b2: float) -> None:
-    print(f"{name:44} {t_bk * 1e3:9.2f} {t_b2 * 1e3:9.2f} {t_b2 / t_bk:7.1f}")
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -4,17 +4,20 @@ array's items out of its chunks, and writing an array as a b2nd frame.
 specs/frame.md#the-b2nd-metalayer.  Every chunk holds its chunk shape
 padded up to whole blocks; the blocks are stored one after another in C
 order, each block's items in C order over the block shape.  Reading and
-writing walk the same rows (:func:`_rows`), in opposite directions.
+writing walk the same byte runs (:func:`_runs`), in opposite directions.
 """
 from __future__ import annotations
 
 import math
+from array import array as array_
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
+from . import native
 from .compress import compress
 from .errors import FormatError
 from .formats import parse
 from .formats import b2nd as fb
+from .formats import npy
 from .formats.rules import RaiseFirst
 
 if TYPE_CHECKING:
@@ -91,13 +94,12 @@ class B2nd:
             raise self._fail(f"a b2nd chunk of {padded // ts} items of {ts} bytes would hold "
                              f"{padded} bytes, chunk 0 holds {len(first)}")
         out = bytearray(total * ts)
+        layout = _Layout(self.shape, self.chunkshape, self.blockshape, ts)
         for ci, corner in enumerate(_grid(self.grid)):
-            data = memoryview(first if ci == 0 else f.decompress_chunk(ci))
+            data = first if ci == 0 else f.decompress_chunk(ci)
             if len(data) != padded:
                 raise self._fail(f"chunk {ci} holds {len(data)} bytes, a b2nd chunk {padded}")
-            origin = [k * c for k, c in zip(corner, self.chunkshape)]
-            for src, dst, n in _rows(self.shape, self.chunkshape, self.blockshape, origin):
-                out[dst * ts:(dst + n) * ts] = data[src * ts:(src + n) * ts]
+            layout.copy(corner, data, out, to_chunk=False)
         return bytes(out)
 
 
@@ -121,16 +123,20 @@ def _strides(shape: Sequence[int]) -> list[int]:
     return st
 
 
-def _rows(shape, cshape, bshape, origin) -> Iterator[tuple[int, int, int]]:
-    """``(item in the chunk, item in the C-order array, item count)`` of every
-    row of the chunk at ``origin`` that lies inside the array: the padding of
-    edge chunks and blocks is left out."""
+def _runs(shape, cshape, bshape, origin, ts: int) -> Iterator[tuple[int, int, int, int, int, int]]:
+    """The byte runs of the chunk at ``origin`` that lie inside the array, as
+    ``(chunk offset, array offset, run length, count, chunk step, array
+    step)``: ``count`` runs, each ``step`` further than the one before; the
+    padding of edge chunks and blocks is left out.  Trailing dimensions a
+    block spans whole, as the array does, merge into one run."""
     if not shape:                       # a 0-d array: one item
-        yield 0, 0, 1
+        yield 0, 0, ts, 1, 0, 0
         return
+    nd = len(shape)
     bgrid = [-(-c // b) for c, b in zip(cshape, bshape)]
-    bitems = math.prod(bshape)
-    astr, bstr = _strides(shape), _strides(bshape)
+    bbytes = math.prod(bshape) * ts
+    astr = [x * ts for x in _strides(shape)]
+    bstr = [x * ts for x in _strides(bshape)]
     cend = [o + c for o, c in zip(origin, cshape)]
     for bi, bcorner in enumerate(_grid(bgrid)):
         start = [o + k * b for o, k, b in zip(origin, bcorner, bshape)]
@@ -139,10 +145,73 @@ def _rows(shape, cshape, bshape, origin) -> Iterator[tuple[int, int, int]]:
                   for b, s, st, ce in zip(bshape, shape, start, cend)]
         if 0 in extent:
             continue
-        for rcorner in _grid(extent[:-1]):
-            src = bi * bitems + sum(r * s for r, s in zip(rcorner, bstr))
-            dst = sum((st + r) * s for st, r, s in zip(start, rcorner, astr)) + start[-1]
-            yield src, dst, extent[-1]
+        # merge trailing dimensions that are whole in the block and the array
+        k = nd - 1
+        while k > 0 and extent[k] == bshape[k] == shape[k]:
+            k -= 1
+        run = math.prod(extent[k:]) * ts
+        base_src = bi * bbytes
+        base_dst = sum(st * a for st, a in zip(start, astr))
+        if k == 0:
+            yield base_src, base_dst, run, 1, 0, 0
+            continue
+        # dimension k - 1 steps by strides; those before it are walked
+        for corner in _grid(extent[:k - 1]):
+            src = base_src + sum(r * b for r, b in zip(corner, bstr))
+            dst = base_dst + sum(r * a for r, a in zip(corner, astr))
+            yield src, dst, run, extent[k - 1], bstr[k - 1], astr[k - 1]
+
+
+class _Layout:
+    """The runs of every chunk of one array, for :func:`native.copy_runs`.
+    A chunk inside the array has the runs of the chunk at the origin, moved
+    by its place in the array: those are computed once; edge chunks, whose
+    padding is cut off, each get their own."""
+
+    def __init__(self, shape, cshape, bshape, ts: int):
+        self.shape, self.cshape, self.bshape, self.ts = shape, cshape, bshape, ts
+        self.astr = [x * ts for x in _strides(shape)]
+        self.inner: array_ | None = None
+
+    def copy(self, corner, chunk, array, to_chunk: bool) -> None:
+        """Move the chunk at grid cell ``corner`` between its buffer and the
+        array buffer (into the chunk with ``to_chunk``)."""
+        origin = [k * c for k, c in zip(corner, self.cshape)]
+        if all(o + c <= s for o, c, s in zip(origin, self.cshape, self.shape)):
+            if self.inner is None:
+                self.inner = _flat(_runs(self.shape, self.cshape, self.bshape,
+                                         [0] * len(origin), self.ts))
+            base = sum(o * a for o, a in zip(origin, self.astr))
+            native.copy_runs(chunk, array, self.inner, to_chunk, base)
+        else:
+            native.copy_runs(chunk, array, _flat(_runs(self.shape, self.cshape, self.bshape,
+                                                       origin, self.ts)), to_chunk)
+
+
+def _flat(runs) -> array_:
+    out = array_("q")
+    for run in runs:
+        out.extend(run)
+    return out
+
+
+def _copy_runs(chunk, array, runs, to_chunk: bool) -> None:
+    """Copy every run between a chunk buffer and the array buffer, into the
+    chunk (``to_chunk``) or into the array, through the native kernel."""
+    native.copy_runs(chunk, array, _flat(runs), to_chunk)
+
+
+def _copy_runs_python(chunk, array, runs, to_chunk: bool) -> None:
+    """What :func:`_copy_runs` does, in Python: the reference the native
+    kernel is tested against."""
+    for c, a, n, count, cstep, astep in runs:
+        for _ in range(count):
+            if to_chunk:
+                chunk[c:c + n] = array[a:a + n]
+            else:
+                array[a:a + n] = chunk[c:c + n]
+            c += cstep
+            a += astep
 
 
 def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
@@ -170,7 +239,7 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
         if dtype is None:
             raise ValueError("dtype is needed for a source that is not a NumPy array")
     if typesize is None:
-        typesize = _itemsize(dtype)
+        typesize = npy.itemsize(dtype)
     if view.nbytes == 0:
         data = memoryview(b"")          # a view with a 0 extent cannot be cast
     else:
@@ -200,18 +269,24 @@ def chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
     ts = typesize
     padded = fb.padded_items(chunkshape, blockshape) * ts
     out = []
+    layout = _Layout(shape, chunkshape, blockshape, ts)
     for corner in _grid(fb.chunk_grid(shape, chunkshape)):
         buf = bytearray(padded)
-        origin = [k * c for k, c in zip(corner, chunkshape)]
-        for s, d, n in _rows(shape, chunkshape, blockshape, origin):
-            buf[s * ts:(s + n) * ts] = src[d * ts:(d + n) * ts]
+        layout.copy(corner, buf, src, to_chunk=True)
         out.append(bytes(buf))
     return out
 
 
-def _itemsize(dtype: str) -> int:
-    """Bytes per item of a NumPy type string ("<f8": 8, "<U3": 12, "|V5": 5)."""
-    digits = dtype.lstrip("<>|=").lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ?")
-    if not digits.isdigit():
-        raise ValueError(f"typesize is needed: no item size in dtype {dtype!r}")
-    return int(digits) * (4 if "U" in dtype else 1)
+def default_shape(shape: Sequence[int], itemsize: int, limit: int) -> tuple[int, ...]:
+    """``shape`` with its largest extent halved (rounding up) until it holds
+    at most ``limit`` bytes of ``itemsize``-byte items (or is all ones); a
+    0 extent becomes 1 (C-Blosc2 wants chunk and block extents for it)."""
+    out = [max(1, s) for s in shape]
+    while math.prod(out) * itemsize > limit and max(out, default=1) > 1:
+        d = out.index(max(out))
+        out[d] = -(-out[d] // 2)
+    return tuple(out)
+
+
+CHUNK_BYTES = 4 << 20      # default chunk: the CLI's chunk size for flat frames
+BLOCK_BYTES = 32 << 10     # default block: fits a core's L1/L2 cache

@@ -27,17 +27,20 @@ def native_info() -> dict:
                            "chunk_decoder": "native" | "python",
                            "packages": {distribution: version | None},
                            "byte_identical": bool,
-                           "caveat": str | None}}}
+                           "caveat": str | None}},
+         "b2nd": {"path": "native", "via": "bk_copy_runs"}}
 
     for codec names blosclz, lz4, lz4hc, zlib, zstd, snappy (``{"available":
     False}`` when this build lacks one).  ``byte_identical`` is True only for
     a native encoder whose library release matches C-Blosc2's (lz4: liblz4
-    1.10.0); ``caveat`` says what differs otherwise.
+    1.10.0); ``caveat`` says what differs otherwise.  ``b2nd``: the kernel
+    that moves items between b2nd chunks and arrays (native only).
     """
     return {
         "c_blosc2": C_BLOSC2_VERSION,
         "simd": {"level": native.simd_level(), "available": native.available_simd_levels()},
         "codecs": registry.codec_paths(),
+        "b2nd": {"path": "native", "via": "bk_copy_runs"},
     }
 
 

@@ -658,23 +658,10 @@ def _decompress_to(src: Source, args) -> int:
 # ---------------------------------------------------------------------------
 
 def _npy_itemsize(descr) -> int:
-    """Bytes per item of a .npy ``descr`` (numpy when installed, else the
-    simple ``<f8`` / ``|S10`` / ``<U3`` forms)."""
     try:
-        import numpy
-    except ImportError:
-        numpy = None  # type: ignore[assignment]
-    if numpy is not None:
-        dtype = numpy.dtype(descr if isinstance(descr, str) else [tuple(f) for f in descr])
-        if dtype.hasobject:
-            raise FormatError("the .npy file holds Python objects, not raw items", 0,
-                              "npy.header", rule=npy.T_NPY.id)
-        return dtype.itemsize
-    m = re.fullmatch(r"[<>|=]?([a-zA-Z])(\d+)(\[\w+\])?", descr) \
-        if isinstance(descr, str) else None
-    if m is None:
-        raise UsageError(f"cannot size .npy items {descr!r} without numpy: give --typesize")
-    return int(m.group(2)) * (4 if m.group(1) == "U" else 1)
+        return npy.itemsize(descr)
+    except ValueError as e:
+        raise UsageError(f".npy items: {e}: give --typesize") from None
 
 
 def _filters_arg(text: str) -> tuple:
@@ -704,10 +691,13 @@ def _compress(args) -> int:
     src = _load_file(args.input, "compress")
     data = src.data
     typesize = args.typesize
+    header = None
     if bytes(data[:len(npy.MAGIC)]) == npy.MAGIC:
-        descr, start = npy.read(data)
-        typesize = _npy_itemsize(descr) if typesize is None else typesize
+        header, start = npy.read_header(data)
+        typesize = _npy_itemsize(header["descr"]) if typesize is None else typesize
         data = data[start:]
+    if args.chunkshape or args.blockshape or (header and args.output.endswith(".b2nd")):
+        return _compress_b2nd(data, header, typesize, args)
     typesize = 1 if typesize is None else typesize
     frame = args.frame or args.chunksize is not None or len(data) > MAX_BUFFERSIZE
     params = dict(typesize=typesize, codec=args.codec, clevel=args.clevel,
@@ -726,6 +716,46 @@ def _compress(args) -> int:
     print(f"{args.input}: {len(data)} -> {len(out)} bytes as a {what} (ratio {ratio:.2f}) "
           f"-> {args.output}", file=sys.stderr)
     return EXIT_OK
+
+
+def _compress_b2nd(data, header: dict | None, typesize: int, args) -> int:
+    """A .npy array as a b2nd frame (python-blosc2's NDArray)."""
+    from . import b2nd
+    if header is None:
+        raise UsageError("--chunkshape / --blockshape need a .npy input (its shape and dtype)")
+    if header.get("fortran_order"):
+        raise UsageError(f"{args.input} is in Fortran order; b2nd arrays are C order "
+                         "(save it with numpy.ascontiguousarray)")
+    descr = header["descr"]
+    if not isinstance(descr, str):
+        descr = f"|V{typesize}"          # a record type: b2nd stores its items as such
+    shape = tuple(header.get("shape", ()))
+    chunks = args.chunkshape or b2nd.default_shape(shape, typesize, b2nd.CHUNK_BYTES)
+    blocks = args.blockshape or b2nd.default_shape(chunks, typesize, b2nd.BLOCK_BYTES)
+    for name, ext in (("--chunkshape", chunks), ("--blockshape", blocks)):
+        if len(ext) != len(shape):
+            raise UsageError(f"{name} has {len(ext)} extents, the array {len(shape)} "
+                             f"dimensions (shape {shape})")
+    out = b2nd.compress_b2nd(data, shape=shape, dtype=descr, typesize=typesize,
+                             chunkshape=chunks, blockshape=blocks, codec=args.codec,
+                             clevel=args.clevel, filters=args.filters, nthreads=args.nthreads)
+    _write_output(args.output, [out])
+    ratio = len(data) / len(out) if out else 0
+    print(f"{args.input}: {len(data)} -> {len(out)} bytes as a b2nd frame, shape "
+          f"{' x '.join(map(str, shape)) or 'scalar'}, chunks {chunks}, blocks {blocks} "
+          f"(ratio {ratio:.2f}) -> {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _shape_arg(text: str) -> tuple[int, ...]:
+    """``50,40`` -> (50, 40): extents of at least 1."""
+    try:
+        out = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated integers") from None
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: extents of at least 1")
+    return out
 
 
 def _compress_frame(data, args, params: dict) -> bytes:
@@ -1009,7 +1039,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--nthreads", **nthreads)
     s.set_defaults(fn=_decompress)
 
-    s = add("compress", "encode a file as one chunk, or as a frame of chunks")
+    s = add("compress", "encode a file as one chunk, a frame of chunks, or (a .npy array) "
+                        "a b2nd frame")
     s.add_argument("input", metavar="IN",
                    help="raw bytes, or a .npy file (its array data is compressed)")
     s.add_argument("output", metavar="OUT")
@@ -1027,6 +1058,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--chunksize", type=_count(1), default=None, metavar="BYTES",
                    help="bytes per frame chunk (implies --frame; default 4 MiB, a "
                         "multiple of the typesize)")
+    s.add_argument("--chunkshape", type=_shape_arg, default=None, metavar="N,N,...",
+                   help="items per chunk along each dimension: write the .npy array as a "
+                        "b2nd frame (also the default for an OUT ending in .b2nd; default "
+                        "shape: up to 4 MiB per chunk)")
+    s.add_argument("--blockshape", type=_shape_arg, default=None, metavar="N,N,...",
+                   help="items per block along each dimension (b2nd; default: up to 32 KiB "
+                        "per block)")
     s.add_argument("--nthreads", **nthreads)
     s.set_defaults(fn=_compress)
 

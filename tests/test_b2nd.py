@@ -220,3 +220,45 @@ def test_grid_mismatch_is_reported_at_the_metalayer():
     problems = blosckit.validate(frame)
     assert [(p.rule, p.offset, p.path) for p in problems] == [
         ("F-b2nd", at, "frame.metalayers['b2nd']")]
+
+
+# -- the native run kernel against its Python reference
+
+@given(data=st.data())
+def test_native_runs_match_python(data):
+    from blosckit import b2nd
+    ndim = data.draw(st.integers(0, 4))
+    shape = data.draw(st.lists(st.integers(1, 7), min_size=ndim, max_size=ndim))
+    cshape = [data.draw(st.integers(1, s + 1)) for s in shape]
+    bshape = [data.draw(st.integers(1, c + 1)) for c in cshape]
+    ts = data.draw(st.sampled_from([1, 2, 3, 8]))
+    arr = bytes(range(256)) * (math.prod(shape) * ts // 256 + 1)
+    arr = arr[:math.prod(shape) * ts]
+    padded = fb.padded_items(cshape, bshape) * ts
+    for corner in b2nd._grid(fb.chunk_grid(shape, cshape)):
+        origin = [k * c for k, c in zip(corner, cshape)]
+        runs = list(b2nd._runs(shape, cshape, bshape, origin, ts))
+        got, want = bytearray(padded), bytearray(padded)
+        b2nd._copy_runs(got, arr, runs, to_chunk=True)
+        b2nd._copy_runs_python(want, memoryview(arr), runs, to_chunk=True)
+        assert got == want
+        back, back_py = bytearray(len(arr)), bytearray(len(arr))
+        b2nd._copy_runs(bytes(got), back, runs, to_chunk=False)
+        b2nd._copy_runs_python(memoryview(bytes(got)), back_py, runs, to_chunk=False)
+        assert back == back_py
+
+
+def test_native_runs_refuse_runs_outside_the_buffers():
+    from array import array
+
+    from blosckit import native
+    chunk, arr = bytearray(64), bytearray(b"x" * 64)
+    for run in ([0, 0, 65, 1, 0, 0], [0, 60, 8, 1, 0, 0], [0, 0, 8, 2, 60, 0],
+                [-1, 0, 1, 1, 0, 0], [0, 0, 1, 2 ** 62, 2 ** 62, 0], [0, 0, 8, 9, 8, 8]):
+        with pytest.raises(ValueError, match="leaves its buffer"):
+            native.copy_runs(chunk, arr, array("q", [0, 0, 4, 1, 0, 0] + run), True)
+        assert chunk == bytearray(64)          # checked before any byte moved
+    native.copy_runs(chunk, arr, array("q", [0, 0, 8, 8, 8, 8]), True)
+    assert chunk == arr
+    assert blosckit.native_info()["b2nd"]["path"] == "native"
+

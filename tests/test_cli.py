@@ -221,6 +221,43 @@ def test_broken_npy_input_is_corrupt_input(tmp_path, cut):
     assert "a.npy" in r.stderr and "[T-npy]" in r.stderr, r.stderr
 
 
+def test_npy_to_b2nd_frame(tmp_path):
+    """A .npy array becomes a b2nd frame python-blosc2 opens as that array:
+    with the shapes given, and by default for an OUT ending in .b2nd."""
+    blosc2 = pytest.importorskip("blosc2")
+    a = (np.arange(120 * 50, dtype="<f4") / 7).reshape(120, 50)
+    np.save(tmp_path / "a.npy", a)
+    r = run("compress", tmp_path / "a.npy", tmp_path / "a.b2nd", "--codec", "zstd",
+            "--chunkshape", "40,25", "--blockshape", "10,25")
+    assert r.returncode == 0, r.stderr
+    assert "chunks (40, 25), blocks (10, 25)" in r.stderr
+    arr = blosc2.open(str(tmp_path / "a.b2nd"))
+    assert (arr.shape, arr.chunks, arr.blocks) == ((120, 50), (40, 25), (10, 25))
+    assert np.array_equal(arr[...], a)
+    big = np.arange(3 * 700 * 800, dtype="<i8").reshape(3, 700, 800)    # 13 MB
+    np.save(tmp_path / "big.npy", big)
+    r = run("compress", tmp_path / "big.npy", tmp_path / "big.b2nd")
+    assert r.returncode == 0, r.stderr
+    arr = blosc2.open(str(tmp_path / "big.b2nd"))
+    assert np.prod(arr.chunks) * 8 <= 4 << 20 and np.prod(arr.blocks) * 8 <= 32 << 10
+    assert np.array_equal(arr[...], big)
+    r = run("decompress", tmp_path / "big.b2nd", tmp_path / "back.npy")
+    assert r.returncode == 0 and np.array_equal(np.load(tmp_path / "back.npy"), big)
+
+
+@pytest.mark.parametrize("make,args,message", [
+    (lambda p: np.save(p, np.asfortranarray(np.ones((3, 4)))), (), "Fortran order"),
+    (lambda p: np.save(p, np.ones((3, 4))), ("--chunkshape", "2"), "1 extents, the array 2"),
+    (lambda p: np.save(p, np.ones((3, 4))), ("--blockshape", "0,1"), "at least 1"),
+    (lambda p: p.write_bytes(bytes(48)), ("--chunkshape", "4"), "need a .npy input"),
+])
+def test_b2nd_compress_usage_errors(tmp_path, make, args, message):
+    src = tmp_path / "in.npy"
+    make(src)
+    r = run("compress", src, tmp_path / "out.b2nd", *args)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+
+
 def test_raw_input_defaults_to_typesize_1(tmp_path):
     src, packed = tmp_path / "in.bin", tmp_path / "o"
     src.write_bytes(np.arange(10_000, dtype="<i4").tobytes())

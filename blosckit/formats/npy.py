@@ -6,6 +6,7 @@ the item description (``descr``) that gives their size.
 from __future__ import annotations
 
 import ast
+import re
 
 import construct as cs
 
@@ -33,13 +34,47 @@ T_NPY = declare("T-npy", "error", "npy.header", "npy.md#rules",
 def read(data) -> tuple[object, int]:
     """``(descr, offset of the array data)`` of the .npy file in ``data``;
     FormatError (rule T-npy) when the header is cut or unreadable."""
+    header, start = read_header(data)
+    return header["descr"], start
+
+
+def read_header(data) -> tuple[dict, int]:
+    """``(header dict, offset of the array data)``: the dict has ``descr``,
+    and as NumPy writes it ``shape`` and ``fortran_order``."""
     h = parse(NpyHeader, data, 0, "npy", rule=T_NPY.id)
     ofs_text = len(MAGIC) + 2 + (2 if h.major == 1 else 4)
     try:
-        return ast.literal_eval(h.header.decode("latin1"))["descr"], ofs_text + h.len_header
+        header = ast.literal_eval(h.header.decode("latin1"))
+        header["descr"]
     except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError) as e:
         raise FormatError(f"unreadable .npy header: {e}", ofs_text, "npy.header",
                           rule=T_NPY.id) from e
+    return header, ofs_text + h.len_header
+
+
+def itemsize(descr) -> int:
+    """Bytes per item of a NumPy type description: with NumPy any of them,
+    without it the simple forms ("<f8", "|S10", "<U3": 12).  ValueError when
+    it cannot be sized; FormatError (T-npy) for Python objects, which have
+    no bytes of their own."""
+    try:
+        import numpy
+    except ImportError:
+        numpy = None  # type: ignore[assignment]
+    if numpy is not None:
+        try:
+            dtype = numpy.dtype(descr if isinstance(descr, str) else [tuple(f) for f in descr])
+        except TypeError as e:
+            raise ValueError(f"not a NumPy type: {descr!r}") from e
+        if dtype.hasobject:
+            raise FormatError("the .npy file holds Python objects, not raw items", 0,
+                              "npy.header", rule=T_NPY.id)
+        return dtype.itemsize
+    m = re.fullmatch(r"[<>|=]?([a-zA-Z])(\d+)(\[\w+\])?", descr) \
+        if isinstance(descr, str) else None
+    if m is None:
+        raise ValueError(f"cannot size items {descr!r} without numpy")
+    return int(m.group(2)) * (4 if m.group(1) == "U" else 1)
 
 
 def write_header(descr: str, shape: tuple[int, ...]) -> bytes:

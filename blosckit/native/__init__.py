@@ -19,7 +19,7 @@ __all__ = [
     "delta_encode_into", "delta_decode_into",
     "bytedelta_encode_into", "bytedelta_decode_into", "trunc_prec_into",
     "decode_chunk", "encode_blocks", "make_codec_table", "decompress_fast",
-    "decompress_fast_into", "read_header",
+    "decompress_fast_into", "read_header", "copy_runs",
 ]
 
 _LEVELS = ("scalar", "sse2", "avx2")
@@ -298,6 +298,20 @@ def bytedelta_decode_into(src, dst, typesize, buggy=False):
     _check_typesize(typesize)
     s, d, n = _prep_into(src, dst, "bytedelta_decode_into", allow_alias=True)
     _lib.bk_bytedelta_decode(s, d, n, typesize, 1 if buggy else 0)
+
+
+def copy_runs(chunk, array, runs, to_chunk: bool, array_base: int = 0) -> None:
+    """Copy strided byte runs between a b2nd chunk buffer and the array
+    buffer (``runs``: a flat ``array('q')`` of six values per run, see
+    ``blosckit.b2nd._runs``; ``array_base`` is added to every array offset),
+    into the chunk or into the array.  ValueError, before any byte moves,
+    when a run leaves either buffer."""
+    dst_chunk = _wr(chunk) if to_chunk else _rd(chunk)
+    dst_array = _rd(array) if to_chunk else _wr(array)
+    r = _ffi.from_buffer("int64_t[]", runs)
+    if _lib.bk_copy_runs(dst_chunk, len(dst_chunk), dst_array, len(dst_array), r,
+                         len(runs) // 6, array_base, 1 if to_chunk else 0) != 0:
+        raise ValueError("copy_runs: a run leaves its buffer")
 
 
 def trunc_prec_into(src, dst, typesize, prec_bits):

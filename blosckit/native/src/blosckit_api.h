@@ -44,6 +44,10 @@ void bk_bytedelta_decode(const uint8_t *src, uint8_t *dst, size_t len, size_t ty
                          int buggy);
 int bk_trunc_prec(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int prec_bits);
 
+/* runs.c: b2nd chunk <-> array byte runs (six int64 per run) */
+int bk_copy_runs(uint8_t *chunk, size_t chunk_len, uint8_t *array, size_t array_len,
+                 const int64_t *runs, size_t nruns, int64_t array_base, int to_chunk);
+
 /* chunkdec.c: whole-chunk decoding of regular chunks (see the file) */
 typedef struct {
   const uint8_t *src;        /* the chunk */
