@@ -28,9 +28,10 @@ __all__ = ["B2nd", "chunk_data", "compress_b2nd"]
 
 class B2nd:
     """The ``b2nd`` metalayer of an NDArray frame: ``shape``, ``chunkshape``,
-    ``blockshape`` (tuples of items), ``dtype`` (a NumPy dtype string, None
-    when the metalayer has none, as caterva wrote) and the array itself
-    (:meth:`read`).  FormatError (rules F-b2nd, F-b2nd-shape) when the value
+    ``blockshape`` (tuples of items), ``dtype`` (a NumPy dtype string; when
+    the metalayer has none, as caterva wrote, ``|S<typesize>`` as
+    python-blosc2 reads it, and ``dtype_format`` is None) and the array
+    itself (:meth:`read`).  FormatError (rules F-b2nd, F-b2nd-shape) when the value
     is malformed, at its offset ``at`` in the frame."""
 
     def __init__(self, frame: Frame, raw: bytes, at: int = 0, name: str = "b2nd"):
@@ -51,7 +52,8 @@ class B2nd:
         self.chunkshape = tuple(e.value for e in m.chunkshape)
         self.blockshape = tuple(e.value for e in m.blockshape)
         self.dtype_format = None if m.dtype is None else m.dtype.dtype_format
-        self.dtype = dtype
+        # no dtype stored (caterva): python-blosc2 reads items as byte strings
+        self.dtype: str = dtype if dtype is not None else f"|S{frame.typesize}"
         self.name = name                    # "b2nd", or caterva's name
         self._at, self._root = at, root
         self._frame = frame

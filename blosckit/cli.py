@@ -637,8 +637,7 @@ def _decompress_to(src: Source, args) -> int:
                 raise UsageError(f"{args.input} is not a b2nd (NDArray) frame: .npy output "
                                  "needs its shape and dtype; write raw bytes instead")
             b = f.b2nd
-            # caterva wrote no dtype: the items as opaque records of typesize bytes
-            head = npy.write_header(b.dtype or f"|V{f.typesize}", b.shape)
+            head = npy.write_header(b.dtype, b.shape)
             return _write_output(args.output, [head, b.read()])
         note = Progress(f"decompressing {args.input}", f.nbytes)
         if not note.on:            # no progress to show: the batched native decoder

@@ -198,10 +198,12 @@ def test_caterva_metalayer_without_dtype_is_read():
     dtype pair."""
     frame, _ = _frame_with_meta(fb.build_meta((7, 5), (4, 4), (2, 3), None), "caterva")
     with blosckit.open_frame(frame) as f:
-        assert f.b2nd.name == "caterva" and f.b2nd.dtype is None
+        # no dtype stored: python-blosc2's reading, byte strings of typesize
+        assert f.b2nd.name == "caterva" and f.b2nd.dtype_format is None
+        assert f.b2nd.dtype == "|S4"
         assert f.b2nd.read() == np.arange(35, dtype="<i4").tobytes()
     arr = blosc2.ndarray_from_cframe(frame)
-    assert arr.shape == (7, 5)
+    assert arr.shape == (7, 5) and arr.dtype.str == f.b2nd.dtype
 
 
 def test_array_frame_without_chunks_is_refused():
