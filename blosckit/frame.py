@@ -31,8 +31,7 @@ from .formats.rules import RaiseFirst, Sink, fail
 
 __all__ = ["Frame", "open_frame"]
 
-_OFFSET = struct.Struct("<q")
-_SPECIAL_TOP = {1: "zeros", 2: "nan", 4: "uninit"}
+_OFFSET = ff.FAST_OFFSET
 _DECODE_GROUP = 32 << 20     # bytes of output per native decode call
 
 
@@ -369,7 +368,7 @@ class Frame:
         o = self._offsets[i]
         if o >= 0:
             return None
-        kind = _SPECIAL_TOP.get((o >> 56) & 0x07)
+        kind = ff.SPECIAL_KINDS.get((o >> 56) & 0x07)
         if kind is None:
             fail(ff.F_SPECIAL, self._index_offset(i), f"frame.offsets[{i}]",
                  f"special offset {o & (2**64 - 1):#x} names no special kind")

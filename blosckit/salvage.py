@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Union
@@ -35,7 +34,7 @@ from typing import Union
 from . import chunk as _chunk
 from .compress import compress_special
 from .errors import FormatError
-from .formats import field_offsets
+from .formats import chunk as fc
 from .formats import frame as ff
 from .frame import _metalayers, open_frame
 from .frame_build import build_frame
@@ -46,13 +45,9 @@ __all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_M
 # gives no chunk size: a false candidate must not make us allocate gigabytes.
 SCAN_MAX_NBYTES = 1 << 28
 
-_CHUNK_HEAD = struct.Struct("<BBBBiii")       # version, versionlz, flags, typesize, nbytes,
-                                              # blocksize, cbytes (specs/chunk.md)
-_LEN_CHUNK_HEAD = _CHUNK_HEAD.size            # 16
-_I32 = struct.Struct(">i")                    # msgpack int32
-_I64 = struct.Struct(">q")                    # msgpack int64 / uint64 (frame_len fits)
-_U32 = struct.Struct(">I")                    # msgpack uint32 / bin32 length
-_ENTRY = struct.Struct("<q")                  # one offsets-index entry
+_CHUNK_HEAD = fc.FAST_HEADER                  # version .. cbytes (specs/chunk.md)
+_LEN_CHUNK_HEAD = fc.LEN_HEADER               # 16
+_ENTRY = ff.FAST_OFFSET                       # one offsets-index entry
 _LOW56 = (1 << 56) - 1
 
 
@@ -215,13 +210,17 @@ def _load(src: Source) -> memoryview:
 # The header, field by field
 # ---------------------------------------------------------------------------
 
-def _field(mv: memoryview, marker_at: int, marker: int, fmt: struct.Struct) -> int | None:
-    """The msgpack integer whose marker byte is at ``marker_at``, or None
-    when the marker is not ``marker`` (the field is damaged) or the input
-    ends first."""
-    if len(mv) < marker_at + 1 + fmt.size or mv[marker_at] != marker:
+def _field(mv: memoryview, con, name: str, base: int = 0,
+           marker_name: str | None = None) -> int | None:
+    """Field ``name`` of the msgpack structure ``con`` (a frame header, the
+    trailer's tail) at ``base``, its marker and width from the declaration;
+    None when the marker is not the declared one (the field is damaged) or
+    the input ends first."""
+    at, marker, fmt = ff.marked_field(con, name, marker_name)
+    at += base
+    if len(mv) < at + 1 + fmt.size or mv[at] != marker:
         return None
-    return fmt.unpack_from(mv, marker_at + 1)[0]
+    return fmt.unpack_from(mv, at + 1)[0]
 
 
 def _read_header(mv: memoryview, report: SalvageReport) -> _Header:
@@ -230,18 +229,18 @@ def _read_header(mv: memoryview, report: SalvageReport) -> _Header:
     (14 elements when that byte is damaged)."""
     n = len(mv)
     h = _Header(layout=(ff.header_layout(mv[0]) if n else None) or 14)
-    at = field_offsets(ff.FRAME_HEADERS[h.layout], "h")
-    header_len = _field(mv, at["h.header_len_marker"], 0xD2, _I32)
+    con = ff.FRAME_HEADERS[h.layout]
+    header_len = _field(mv, con, "header_len")
     fixed = ff.LEN_FIXED[h.layout]
     if header_len is not None and not fixed <= header_len <= n:
         header_len = None
-    nbytes = _field(mv, at["h.nbytes_marker"], 0xD3, _I64)
+    nbytes = _field(mv, con, "nbytes")
     h.nbytes = nbytes if nbytes is not None and nbytes >= 0 else None
-    cbytes = _field(mv, at["h.cbytes_marker"], 0xD3, _I64)
+    cbytes = _field(mv, con, "cbytes")
     h.cbytes = cbytes if cbytes is not None and cbytes >= 0 else None
-    ts = _field(mv, at["h.typesize_marker"], 0xD2, _I32)
+    ts = _field(mv, con, "typesize")
     h.typesize = ts if ts is not None and 0 < ts else None
-    cs = _field(mv, at["h.chunksize_marker"], 0xD2, _I32)
+    cs = _field(mv, con, "chunksize")
     h.chunksize = cs if cs is not None and cs > 0 else None
     h.header_len = _check_metalayers(mv, h, header_len, report)
     return h
@@ -280,7 +279,7 @@ def _read_vlmeta(mv: memoryview, frame_end: int) -> dict[str, bytes]:
     """The vlmetalayers of the trailer ending at ``frame_end``, decoded;
     FormatError when the trailer or one value is unreadable."""
     tail = frame_end - ff.LEN_TRAILER_TAIL
-    trailer_len = _field(mv, tail, 0xCE, _U32) if tail >= 0 else None
+    trailer_len = _field(mv, ff.TrailerTail, "trailer_len", tail) if tail >= 0 else None
     if trailer_len is None or not ff.MIN_TRAILER_LEN <= trailer_len <= frame_end:
         raise FormatError("no trailer length at the end of the input", max(tail, 0),
                           "frame.trailer.trailer_len", rule=ff.F_TRAILER.id)
@@ -446,7 +445,9 @@ def _is_bin32_value(mv: memoryview, f: _Found) -> bool:
     how (vl)metalayer values are stored, never data chunks (the bytes before
     a data chunk end the previous chunk)."""
     p = f.offset or 0
-    return p >= 5 and mv[p - 5] == 0xC6 and _U32.unpack_from(mv, p - 4)[0] == len(f.data)
+    head = ff.LEN_META_VALUE_HEAD
+    return p >= head and _field(mv, ff.MetaValue, "len_content", p - head,
+                                "marker") == len(f.data)
 
 
 def _is_index(f: _Found, base: int | None, before: list[_Found]) -> bool:

@@ -11,9 +11,11 @@ at its own field with its own path.
 """
 from __future__ import annotations
 
+import struct
+
 import construct as cs
 
-from . import FlatLayout, fast_parser, field_offsets
+from . import FlatLayout, fast_format, fast_parser, field_offset, field_offsets
 from .rules import OFFSETS, declare, rule
 
 MAGIC = b"b2frame\x00"
@@ -198,6 +200,7 @@ MIN_TRAILER_LEN = 25                              # what C-Blosc2 accepts at lea
 # ---------------------------------------------------------------------------
 
 Offset = cs.Int64sl
+FAST_OFFSET = fast_format(Offset)   # one entry of the decoded index
 SPECIAL_BIT = 1 << 63               # top bit of the top byte: a special chunk
 SPECIAL_KINDS = {1: "zeros", 2: "nan", 4: "uninit"}   # low bits of the top byte
 
@@ -347,3 +350,16 @@ F_FINGERPRINT = declare("F-fingerprint", "warning", "frame.trailer.fingerprint_t
                         "only one written) has 16 zero bytes")
 
 
+def marked_field(con: cs.Struct, name: str, marker_name: str | None = None
+                 ) -> tuple[int, int, struct.Struct]:
+    """``(offset of the marker, marker byte, struct of the value)`` of the
+    msgpack field ``name`` of ``con``, declared as ``marker_name`` (default
+    ``name_marker``) then ``name``, for readers that take one field at a
+    time (salvage)."""
+    marker_name = marker_name or f"{name}_marker"
+    marker = next(s for s in con.subcons if s.name == marker_name)
+    value = next(s for s in con.subcons if s.name == name)
+    const = marker
+    while not isinstance(const, cs.Const):
+        const = const.subcon
+    return field_offset(con, marker.name), const.value[0], fast_format(value, ">")
