@@ -1,6 +1,6 @@
 """Compression throughput and ratio: blosckit vs python-blosc2, same parameters.
 
-Run: ``python -m blosckit.benchmarks.compress_speed`` (or call ``main()``).
+Run: ``python benchmarks/compress_speed.py`` (or call ``main()``).
 Data: 64 MiB of float64 (a noisy linspace) and of int32 (an arange with
 jitter); codecs blosclz, lz4, zstd with the byte shuffle; nthreads 1 and 2.
 """
