@@ -26,6 +26,7 @@ The prose is in specs/divergences.md (anchor = the id).
 """
 from __future__ import annotations
 
+import ast
 import struct
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -33,6 +34,7 @@ from typing import Any, Callable
 import msgpack
 
 from .errors import FormatError
+from .formats import b2nd as fb
 from .formats.rules import OFFSETS
 
 C_BLOSC2_SEEN = "3.3.5"
@@ -314,6 +316,31 @@ def _b2nd_not_msgpack(frame) -> list[tuple[int, str]]:
     return []
 
 
+def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
+    # python-blosc2 makes a NumPy dtype of the stored string: only format 0,
+    # the string up to its first NUL (C hands it over as a C string), through
+    # numpy.dtype or, failing that, numpy.dtype(ast.literal_eval(...))
+    b = frame.b2nd
+    if b is None or b.dtype_format is None:
+        return []
+    text_at = b._at + fb.extent_offset(b.ndim, "dtype", 0)
+    if b.dtype_format != fb.DTYPE_FORMAT_NUMPY:
+        return [(text_at - 6, f"{b._root}.dtype.dtype_format")]
+    try:
+        import numpy
+    except ImportError:             # no way to tell without NumPy
+        return []
+    text = b.dtype.split("\0")[0]
+    try:
+        numpy.dtype(text)
+    except (ValueError, TypeError):
+        try:
+            numpy.dtype(ast.literal_eval(text))
+        except Exception:           # whatever a hostile string makes them raise
+            return [(text_at, f"{b._root}.dtype.dtype")]
+    return []
+
+
 def _special_not_rebuilt(frame) -> list[tuple[int, str]]:
     # C-Blosc2 rebuilds each special entry's chunk from the header's typesize
     # and blocksize and refuses partial items or a negative block size.
@@ -366,6 +393,9 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence("V19", "b2nd metalayer that is not msgpack (C-Blosc2 writes one for 16 "
                "dimensions); python-blosc2's schunk.meta['b2nd'] fails", "frame",
                _b2nd_not_msgpack, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
+    Divergence("V21", "b2nd dtype python-blosc2 cannot make a NumPy dtype of (a format "
+               "other than 0, or a string NumPy does not parse)", "frame",
+               _b2nd_dtype_refused, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
     Divergence("V18", "frame header of an older layout (11, 12 or 13 elements)", "frame",
                _older_layout),
     Divergence("L1", "version-1 chunk (C-Blosc 1.21 reads version 2 only)", "reader",

@@ -35,10 +35,11 @@ from .frame import open_frame
 __all__ = ["Verdict", "c_blosc2_verdicts", "Outcome", "blosckit_outcome", "classify",
            "fuzz", "write_corpus"]
 
-# The child: reads length-prefixed blobs, writes 34 bytes per blob (C-Blosc2
-# status, C-Blosc 1.x status, sha256 of what C-Blosc2 read).  Status 1 read,
-# 0 refused, 2 not asked, 3 crashed or hung, 4 python-blosc2 cannot list a
-# name C-Blosc2 reads.
+# The child: reads length-prefixed blobs, writes 66 bytes per blob (C-Blosc2
+# status; for chunks the C-Blosc 1.x status, for frames the n-d array's;
+# sha256 of what C-Blosc2 read; sha256 of the array's items in C order).
+# Status 1 read, 0 refused, 2 not asked (not an array), 3 crashed or hung,
+# 4 python-blosc2 cannot list a name C-Blosc2 reads.
 _WORKER = r"""
 import hashlib, os, select, signal, struct, sys
 import blosc2
@@ -70,27 +71,40 @@ def frame_contents(blob):
         return None
     for n, v in metas + [("", b"")] + vls:
         h.update(n.encode() + b"\0" + struct.pack("<q", len(v)) + bytes(v))
-    return h.digest()
+    return h.digest(), array_contents(blob, [n for n, _ in metas])
+
+
+def array_contents(blob, names):
+    # an n-d array: its items in C order, as C-Blosc2 assembles them
+    if "b2nd" not in names and "caterva" not in names:
+        return 2, NONE
+    try:
+        a = blosc2.ndarray_from_cframe(blob, copy=True)
+        return 1, hashlib.sha256(a[...].tobytes()).digest()
+    except Exception:
+        return 0, NONE
 
 
 def verdict(blob):
-    b2, digest = 0, NONE
+    b2, digest, b1, adigest = 0, NONE, 2, NONE
     try:
         if kind == "frame":
             d = frame_contents(blob)
-            b2, digest = (1, d) if d is not None else (4, NONE)
+            if d is None:
+                b2 = 4
+            else:
+                b2, (digest, (b1, adigest)) = 1, d
         else:
             b2, digest = 1, hashlib.sha256(blosc2.decompress(blob)).digest()
     except Exception:
         pass
-    b1 = 2
     if kind == "chunk" and blosc is not None and blob[:1] and blob[0] <= 2:
         try:
             blosc.decompress(blob)
             b1 = 1
         except Exception:
             b1 = 0
-    return bytes([b2, b1]) + digest
+    return bytes([b2, b1]) + digest + adigest
 
 
 def run(todo, emit):
@@ -110,9 +124,9 @@ def run(todo, emit):
         if not chunk:
             break
         pending += chunk
-        whole = len(pending) - len(pending) % 34
+        whole = len(pending) - len(pending) % 66
         emit(pending[:whole])
-        answered += whole // 34
+        answered += whole // 66
         pending = pending[whole:]
     if chunk is None:
         os.kill(pid, signal.SIGKILL)
@@ -130,7 +144,7 @@ while done < len(blobs):
         # heap, so the blob is tried again alone before it is called a crash
         alone = []
         if run([blobs[done]], alone.append) == 0:
-            alone = [bytes([3, 3]) + NONE]
+            alone = [bytes([3, 3]) + NONE + NONE]
         out.write(alone[0])
         done += 1
     out.flush()
@@ -144,6 +158,8 @@ class Verdict(NamedTuple):
     digest: bytes | None        # sha256 of what C-Blosc2 read, None when it refused
     python_only: bool = False   # C-Blosc2 reads it, python-blosc2 cannot (a non-UTF-8 name)
     crashed: bool = False       # the library crashed or hung on it
+    array_ok: bool | None = None        # frames: C-Blosc2 reads the n-d array; None: none
+    array_digest: bytes | None = None   # sha256 of its items in C order
 
 
 def c_blosc2_verdicts(blobs: Sequence[bytes], *, kind: str = "chunk",
@@ -152,7 +168,9 @@ def c_blosc2_verdicts(blobs: Sequence[bytes], *, kind: str = "chunk",
     C-Blosc2 decompresses it, and for chunk versions <= 2 C-Blosc 1.x too.
     ``kind="frame"``: C-Blosc2 opens it as a cframe and reads every chunk,
     metalayer and vlmetalayer (the digest covers them all, as
-    :func:`frame_digest` computes it from blosckit's reading)."""
+    :func:`frame_digest` computes it from blosckit's reading), and for a
+    b2nd frame python-blosc2's NDArray of it (``array_ok``,
+    ``array_digest``)."""
     with tempfile.NamedTemporaryFile(suffix=".blobs", delete=False) as f:
         for b in blobs:
             f.write(struct.pack("<i", len(b)) + bytes(b))
@@ -162,12 +180,15 @@ def c_blosc2_verdicts(blobs: Sequence[bytes], *, kind: str = "chunk",
                              capture_output=True, timeout=timeout, check=True).stdout
     finally:
         os.unlink(path)
-    if len(out) != 34 * len(blobs):
+    if len(out) != 66 * len(blobs):
         raise RuntimeError(f"the C-Blosc2 worker answered {len(out)} bytes for "
                            f"{len(blobs)} blobs")
-    return [Verdict(out[k] == 1, None if out[k + 1] == 2 else out[k + 1] == 1,
-                    out[k + 2:k + 34] if out[k] == 1 else None, out[k] == 4, out[k] == 3)
-            for k in range(0, len(out), 34)]
+    frame = kind == "frame"
+    return [Verdict(out[k] == 1, None if out[k + 1] == 2 or frame else out[k + 1] == 1,
+                    out[k + 2:k + 34] if out[k] == 1 else None, out[k] == 4, out[k] == 3,
+                    None if out[k + 1] == 2 or not frame or out[k] != 1 else out[k + 1] == 1,
+                    out[k + 34:k + 66] if frame and out[k] == 1 and out[k + 1] == 1 else None)
+            for k in range(0, len(out), 66)]
 
 
 def frame_digest(frame) -> bytes:
@@ -188,21 +209,38 @@ def frame_digest(frame) -> bytes:
 
 class Outcome(NamedTuple):
     """blosckit's reading: the digest of the data (as the oracle computes
-    it), or the rule and offset of the FormatError."""
+    it), or the rule and offset of the FormatError; for a b2nd frame also
+    the n-d array's (``array``: the digest of its items in C order, or the
+    FormatError reading it raised; None for a frame that is no array)."""
     digest: bytes | None
     rule: str | None = None
     offset: int | None = None
     path: str | None = None
+    array: bytes | FormatError | None = None
 
 
 def blosckit_outcome(blob: bytes, kind: str, max_nbytes: int = 1 << 24) -> Outcome:
     try:
         if kind == "frame":
             with open_frame(blob) as f:
-                return Outcome(frame_digest(f))
+                return Outcome(frame_digest(f), array=_array_outcome(f, max_nbytes))
         return Outcome(hashlib.sha256(decompress(blob, max_nbytes=max_nbytes)).digest())
     except FormatError as e:
         return Outcome(None, e.rule, e.offset, e.path)
+
+
+def _array_outcome(f, max_nbytes: int) -> bytes | FormatError | None:
+    # the names C-Blosc2 looks for: a frame naming one is an array to it
+    if not any(n in f.metalayers for n in ("b2nd", "caterva")):
+        return None
+    try:
+        b = f.b2nd
+        if b is not None and f.nbytes > max_nbytes:
+            return FormatError(f"the array's {f.nbytes} bytes are above the cap", 0, "frame",
+                               rule="T-max-nbytes")
+        return hashlib.sha256(b.read() if b is not None else b"").digest()
+    except FormatError as e:
+        return e
 
 
 def _known(blob: bytes, kind: str) -> list[str]:
@@ -239,13 +277,10 @@ def classify(blob: bytes, kind: str, ours: Outcome, theirs: Verdict) -> tuple[st
     if ours.digest is None and not theirs.b2_ok:
         return None
     if ours.digest is not None and theirs.b2_ok and ours.digest == theirs.digest:
-        return None
+        return _classify_array(blob, ours, theirs)
     known = _known(blob, kind)
     if ours.digest is None:
-        rule = RULES.get(ours.rule or "")
-        why = (f"blosckit rule {ours.rule} ({rule.text})" if rule is not None else
-               f"blosckit rule {ours.rule}")
-        return "blosckit-rejects", f"{why} at {ours.offset} ({ours.path}); C-Blosc2 reads it"
+        return "blosckit-rejects", _stricter(ours.rule, ours.offset, ours.path, "it")
     # blosckit reads it: C-Blosc2 refuses it or reads other data
     category = "c-rejects" if not theirs.b2_ok else "c-wrong-data"
     if theirs.python_only:
@@ -253,6 +288,32 @@ def classify(blob: bytes, kind: str, ours: Outcome, theirs: Verdict) -> tuple[st
     if known:
         return category, f"known divergence {', '.join(known)}"
     return category, "NEW: no known divergence explains it"
+
+
+def _stricter(rule_id: str | None, offset: int | None, path: str | None, what: str) -> str:
+    rule = RULES.get(rule_id or "")
+    why = (f"blosckit rule {rule_id} ({rule.text})" if rule is not None else
+           f"blosckit rule {rule_id}")
+    return f"{why} at {offset} ({path}); C-Blosc2 reads {what}"
+
+
+def _classify_array(blob: bytes, ours: Outcome, theirs: Verdict) -> tuple[str, str] | None:
+    """A frame both read alike: how their n-d arrays compare (python-blosc2's
+    NDArray and blosckit's ``Frame.b2nd``)."""
+    mine, c_ok = ours.array, theirs.array_ok
+    if mine is None and c_ok is None:
+        return None
+    if isinstance(mine, FormatError):
+        if not c_ok:
+            return None
+        return "blosckit-rejects", _stricter(mine.rule, mine.offset, mine.path, "the array")
+    if c_ok and mine == theirs.array_digest:
+        return None
+    known = _known(blob, "frame")
+    category = "c-rejects" if not c_ok else "c-wrong-data"
+    if known:
+        return category, f"known divergence {', '.join(known)} (the n-d array)"
+    return category, "NEW: no known divergence explains it (the n-d array)"
 
 
 # ---------------------------------------------------------------------------
@@ -408,12 +469,16 @@ def _label(why: str) -> str:
 
 def _write_case(out: Path, blob: bytes, kind: str, category: str, why: str,
                 report: FuzzReport) -> None:
+    def rules(o: Outcome) -> tuple:
+        return o.rule, o.array.rule if isinstance(o.array, FormatError) else None
+    want = rules(blosckit_outcome(blob, kind))
+
     def same(b: bytes) -> bool:
-        return blosckit_outcome(b, kind).rule == blosckit_outcome(blob, kind).rule
+        return rules(blosckit_outcome(b, kind)) == want
     small = _minimise(blob, kind, same)
     theirs = c_blosc2_verdicts([small], kind=kind)[0]
     found = classify(small, kind, blosckit_outcome(small, kind), theirs)
-    if found is None or found[0] != category:
+    if found is None or (found[0], _label(found[1])) != (category, _label(why)):
         small = blob                    # the minimised blob lost the disagreement
     out.mkdir(parents=True, exist_ok=True)
     n = len(report.new_cases)

@@ -3,6 +3,7 @@ writer (blosckit/b2nd.py), against python-blosc2 and a NumPy oracle."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -263,4 +264,42 @@ def test_native_runs_refuse_runs_outside_the_buffers():
     native.copy_runs(chunk, arr, array("q", [0, 0, 8, 8, 8, 8]), True)
     assert chunk == arr
     assert blosckit.native_info()["b2nd"]["path"] == "native"
+
+
+@pytest.mark.parametrize("dtype,fmt,warned", [
+    ("<f4", 0, False), ("[('a', '<i2'), ('b', '<i2')]", 0, False),
+    ("{'names': ['a'], 'formats': ['<i4']}", 0, False),
+    ("foo", 0, True), ("<f4", 1, True), ("\x00<f4", 0, True),
+])
+def test_dtypes_python_blosc2_cannot_read_are_v21(dtype, fmt, warned):
+    """python-blosc2 turns the dtype string into a NumPy dtype and fails on
+    some; C-Blosc2 and blosckit read the items whatever the string (V21)."""
+    raw = bytes(range(16))
+    meta = fb.build_meta((4,), (2,), (2,), dtype, dtype_format=fmt)
+    frame = blosckit.compress_b2nd(raw, shape=(4,), dtype="<f4", chunkshape=(2,),
+                                   blockshape=(2,))
+    with blosckit.open_frame(frame) as f:
+        chunks = [f.chunk(i) for i in range(f.nchunks)]
+    frame = blosckit.build_frame(chunks, metalayers={"b2nd": meta})
+    with blosckit.open_frame(frame) as f:
+        assert f.b2nd.read() == raw and f.b2nd.dtype == dtype
+        at = f._meta_at["b2nd"] + fb.extent_offset(1, "dtype", 0)
+    problems = [(p.rule, p.offset) for p in blosckit.validate(frame)]
+    assert problems == ([("V21", at if fmt == 0 else at - 6)] if warned else [])
+    if warned:      # python-blosc2 raises what NumPy or literal_eval raise
+        with pytest.raises(Exception):
+            blosc2.ndarray_from_cframe(frame, copy=True)[...]
+    else:
+        assert blosc2.ndarray_from_cframe(frame, copy=True)[...].tobytes() == raw
+
+
+def test_fuzz_found_dtype_is_v21():
+    from blosckit import fuzz
+    blob = (Path(__file__).parent / "data" / "fuzz-found" /
+            "b2nd-dtype-numpy-cannot-parse.b2frame").read_bytes()
+    ours = fuzz.blosckit_outcome(blob, "frame")
+    theirs, = fuzz.c_blosc2_verdicts([blob], kind="frame")
+    assert theirs.b2_ok and theirs.array_ok is False and isinstance(ours.array, bytes)
+    assert fuzz.classify(blob, "frame", ours, theirs) == (
+        "c-rejects", "known divergence V21 (the n-d array)")
 

@@ -284,3 +284,20 @@ def test_rules_on_a_truncated_extended_header_do_not_run():
     for n in range(16, 32):
         assert all(p.offset <= n for p in blosckit.validate(bytes(full[:n]))), n
 
+
+def test_array_disagreements_are_classified():
+    """Found by the differential fuzzer once it compared n-d arrays: an
+    extent's msgpack marker damaged (0xd2 -> 0x5d).  C-Blosc2 never looks at
+    those markers and reads the array; blosckit refuses the value (F-b2nd),
+    a stricter rule, and reads the frame's chunks alike."""
+    blob = (Path(__file__).parent / "data" / "fuzz-found" /
+            "b2nd-extent-marker-damaged.b2frame").read_bytes()
+    ours = fuzz.blosckit_outcome(blob, "frame")
+    theirs, = fuzz.c_blosc2_verdicts([blob], kind="frame")
+    assert ours.digest == theirs.digest and theirs.array_ok
+    assert isinstance(ours.array, blosckit.FormatError) and ours.array.rule == "F-b2nd"
+    assert ours.array.path == "frame.metalayers['b2nd'].blockshape.marker"
+    category, why = fuzz.classify(blob, "frame", ours, theirs)
+    assert category == "blosckit-rejects" and "C-Blosc2 reads the array" in why
+    assert fuzz._label(why) == "stricter rule F-b2nd"
+

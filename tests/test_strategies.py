@@ -107,6 +107,10 @@ def test_frames_open_in_python_blosc2_with_their_data():
     assert [v.b2_ok for v in verdicts] == [True] * len(pairs)
     assert [v.digest for v in verdicts] == [frame_digest(blosckit.open_frame(fr))
                                             for _, fr in pairs]
+    # the arrays too, as python-blosc2's NDArray assembles them in its child
+    arrays = [(v, blosckit.open_frame(fr).b2nd) for v, (_, fr) in zip(verdicts, pairs)]
+    assert [(v.array_ok, v.array_digest) for v, b in arrays if b is not None] == \
+        [(True, hashlib.sha256(b.read()).digest()) for v, b in arrays if b is not None]
     assert min(counts.values()) > 0
     assert {"b2nd-0-d", "b2nd-1-d", "b2nd-2-d", "b2nd-3-d", "b2nd-empty"} <= set(counts)
 
