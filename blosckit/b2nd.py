@@ -76,15 +76,18 @@ class B2nd:
     def _fail(self, message: str) -> FormatError:
         return FormatError(message, self._at, self._root, rule=fb.B2ND_RULE.id)
 
-    def read(self) -> bytes:
+    def read(self, *, max_nbytes: int | None = None) -> bytes:
         """The array's items in C order (bytes), the chunk and block grid undone.
 
         FormatError (F-b2nd) when the chunk grid disagrees with the frame's
         chunk count, or a chunk's size with the item size: the output is
-        allocated only once the first chunk has shown the item size real."""
+        allocated only once the first chunk has shown the item size real;
+        (T-max-nbytes) when the array holds more than ``max_nbytes`` bytes."""
+        from .frame import _check_cap
         f = self._frame
         ts = f.typesize
         total = math.prod(self.shape)
+        _check_cap(total * ts, max_nbytes, self._at, f"{self._root}.shape")
         if total == 0:
             return b""
         why = self.grid_problem()

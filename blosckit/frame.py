@@ -230,6 +230,14 @@ def _relocated(e: FormatError, base: int, root: str) -> FormatError:
     return e.relocated(base, root)
 
 
+def _check_cap(nbytes: int, max_nbytes: int | None, at: int, path: str) -> None:
+    """FormatError (T-max-nbytes) when an output of ``nbytes`` would exceed
+    the caller's cap."""
+    if max_nbytes is not None and nbytes > max_nbytes:
+        fail("T-max-nbytes", at, path, f"{nbytes} bytes of output exceed the limit of "
+                                       f"{max_nbytes}")
+
+
 class _Offsets:
     """The decoded offsets index, read entry by entry (a 10,000-chunk frame
     opens without building a 10,000-item list)."""
@@ -472,9 +480,12 @@ class Frame:
                  f"chunk {i} holds {len(data)} bytes, the frame's chunks hold {size}")
         return data
 
-    def decompress(self, *, nthreads: int = 1) -> bytes:
+    def decompress(self, *, nthreads: int = 1, max_nbytes: int | None = None) -> bytes:
         """Every chunk's data in chunk order (what python-blosc2's
-        ``schunk[:]`` returns)."""
+        ``schunk[:]`` returns).  ``max_nbytes`` caps the output: a frame
+        whose ``nbytes`` is above it raises FormatError (T-max-nbytes) before
+        anything is allocated (special chunks stand for data of any size)."""
+        _check_cap(self.nbytes, max_nbytes, ff.OFFSETS_NBYTES, "frame.header.nbytes")
         n, size, batch = self.nchunks, self.chunksize, self._native_batch()
         if batch is None:
             return b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(n))

@@ -235,10 +235,7 @@ def _array_outcome(f, max_nbytes: int) -> bytes | FormatError | None:
         return None
     try:
         b = f.b2nd
-        if b is not None and f.nbytes > max_nbytes:
-            return FormatError(f"the array's {f.nbytes} bytes are above the cap", 0, "frame",
-                               rule="T-max-nbytes")
-        return hashlib.sha256(b.read() if b is not None else b"").digest()
+        return hashlib.sha256(b.read(max_nbytes=max_nbytes) if b is not None else b"").digest()
     except FormatError as e:
         return e
 

@@ -303,3 +303,23 @@ def test_fuzz_found_dtype_is_v21():
     assert fuzz.classify(blob, "frame", ours, theirs) == (
         "c-rejects", "known divergence V21 (the n-d array)")
 
+
+def test_caps_bound_frame_and_array_outputs():
+    """Zeros chunks stand for data of any size: a frame of 4 such chunks of
+    2**30 bytes each opens; decompress and read refuse beyond max_nbytes
+    before allocating anything."""
+    zeros = blosckit.compress_special("zeros", 1 << 30, typesize=4)
+    side = 1 << 14          # 2**14 x 2**14 items of 4 bytes: 2**30 bytes per chunk
+    meta = fb.build_meta((2 * side, 2 * side), (side, side), (side, 64), "<f4")
+    frame = blosckit.build_frame([zeros] * 4, metalayers={"b2nd": meta})
+    with blosckit.open_frame(frame) as f:
+        assert f.nbytes == 1 << 32
+        with pytest.raises(blosckit.FormatError) as e:
+            f.decompress(max_nbytes=1 << 20)
+        assert (e.value.rule, e.value.path) == ("T-max-nbytes", "frame.header.nbytes")
+        with pytest.raises(blosckit.FormatError) as e:
+            f.b2nd.read(max_nbytes=1 << 20)
+        assert (e.value.rule, e.value.path) == ("T-max-nbytes",
+                                                "frame.metalayers['b2nd'].shape")
+        assert e.value.offset == f._meta_at["b2nd"]
+

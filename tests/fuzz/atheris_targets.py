@@ -44,11 +44,10 @@ def target_open_frame(blob: bytes) -> None:
     import blosckit
     try:
         with blosckit.open_frame(blob) as f:
-            if f.nbytes <= CAP:
-                f.decompress()
             f.vlmetalayers
-            if f.b2nd is not None and f.nbytes <= CAP:
-                f.b2nd.read()
+            f.decompress(max_nbytes=CAP)
+            if f.b2nd is not None:
+                f.b2nd.read(max_nbytes=CAP)
     except blosckit.FormatError:
         pass
 
