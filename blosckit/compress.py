@@ -10,6 +10,7 @@ differences.  Headers are built from the declarations in
 """
 from __future__ import annotations
 
+import functools
 import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -195,6 +196,12 @@ def _plan(nbytes, typesize, codec, clevel, filters, blocksize, splitmode, use_di
     return _Plan("blosc2", codec_obj, codec, clevel, stored_ts, slots, metas, nbytes, bsize,
                  header_bsize, nblocks, leftover, split, memcpyed,
                  use_dict and clevel > 0, overhead, destsize, "blosc2")
+
+
+# Frames hold thousands of chunks compressed with the same parameters and,
+# but for the last, the same size: their plan is computed once.  compress()
+# never changes a plan (compress_vlblocks, which does, calls _plan itself).
+_plan_cached = functools.lru_cache(maxsize=256)(_plan)
 
 
 def _plan_blosc1(nbytes, typesize, codec, codec_obj, clevel, slots, metas, blocksize,
@@ -504,8 +511,12 @@ def compress(src, *, typesize: int | None = None, codec: str = "blosclz", clevel
     view, itemsize = _byte_view(src)
     if typesize is None:
         typesize = itemsize
-    plan = _plan(len(view), typesize, codec, clevel, filters, blocksize, splitmode, dict,
-                 format, nthreads)
+    try:
+        plan = _plan_cached(len(view), typesize, codec, clevel, filters, blocksize, splitmode,
+                            dict, format, nthreads)
+    except TypeError:           # unhashable filters (lists): plan without the cache
+        plan = _plan(len(view), typesize, codec, clevel, filters, blocksize, splitmode, dict,
+                     format, nthreads)
     if plan.memcpyed:
         if plan.use_dict and plan.nbytes:
             return _small_dict_chunk(plan, view, nthreads)
