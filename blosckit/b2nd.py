@@ -18,6 +18,7 @@ from .errors import FormatError
 from .formats import parse
 from .formats import b2nd as fb
 from .formats import npy
+from .formats.chunk import check_output_cap
 from .formats.rules import RaiseFirst
 
 if TYPE_CHECKING:
@@ -83,11 +84,10 @@ class B2nd:
         chunk count, or a chunk's size with the item size: the output is
         allocated only once the first chunk has shown the item size real;
         (T-max-nbytes) when the array holds more than ``max_nbytes`` bytes."""
-        from .frame import _check_cap
         f = self._frame
         ts = f.typesize
         total = math.prod(self.shape)
-        _check_cap(total * ts, max_nbytes, self._at, f"{self._root}.shape")
+        check_output_cap(total * ts, max_nbytes, self._at, f"{self._root}.shape")
         if total == 0:
             return b""
         why = self.grid_problem()
@@ -200,15 +200,9 @@ def _flat(runs) -> array_:
     return out
 
 
-def _copy_runs(chunk, array, runs, to_chunk: bool) -> None:
-    """Copy every run between a chunk buffer and the array buffer, into the
-    chunk (``to_chunk``) or into the array, through the native kernel."""
-    native.copy_runs(chunk, array, _flat(runs), to_chunk)
-
-
 def _copy_runs_python(chunk, array, runs, to_chunk: bool) -> None:
-    """What :func:`_copy_runs` does, in Python: the reference the native
-    kernel is tested against."""
+    """What :meth:`_Layout.copy` does through the native kernel, in Python:
+    the reference the kernel is tested against."""
     for c, a, n, count, cstep, astep in runs:
         for _ in range(count):
             if to_chunk:

@@ -323,9 +323,9 @@ def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
     b = frame.b2nd
     if b is None or b.dtype_format is None:
         return []
-    text_at = b._at + fb.extent_offset(b.ndim, "dtype", 0)
     if b.dtype_format != fb.DTYPE_FORMAT_NUMPY:
-        return [(text_at - 6, f"{b._root}.dtype.dtype_format")]
+        return [(b._at + fb.extent_offset(b.ndim, "dtype_format", 0),
+                 f"{b._root}.dtype.dtype_format")]
     try:
         import numpy
     except ImportError:             # no way to tell without NumPy
@@ -337,7 +337,7 @@ def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
         try:
             numpy.dtype(ast.literal_eval(text))
         except Exception:           # whatever a hostile string makes them raise
-            return [(text_at, f"{b._root}.dtype.dtype")]
+            return [(b._at + fb.extent_offset(b.ndim, "dtype", 0), f"{b._root}.dtype.dtype")]
     return []
 
 

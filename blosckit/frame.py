@@ -27,7 +27,7 @@ from .errors import FormatError
 from .formats import ConstMismatch, enums, parse
 from .formats import chunk as _chunk_rules
 from .formats import frame as ff
-from .formats.rules import RaiseFirst, Sink, fail
+from .formats.rules import OFFSETS, RaiseFirst, Sink, fail
 
 __all__ = ["Frame", "open_frame"]
 
@@ -230,14 +230,6 @@ def _relocated(e: FormatError, base: int, root: str) -> FormatError:
     return e.relocated(base, root)
 
 
-def _check_cap(nbytes: int, max_nbytes: int | None, at: int, path: str) -> None:
-    """FormatError (T-max-nbytes) when an output of ``nbytes`` would exceed
-    the caller's cap."""
-    if max_nbytes is not None and nbytes > max_nbytes:
-        fail("T-max-nbytes", at, path, f"{nbytes} bytes of output exceed the limit of "
-                                       f"{max_nbytes}")
-
-
 class _Offsets:
     """The decoded offsets index, read entry by entry (a 10,000-chunk frame
     opens without building a 10,000-item list)."""
@@ -290,7 +282,8 @@ class Frame:
             self.filters = [(enums.filter_name(v.filter_shuffle), 0)] if v.filter_shuffle else []
         self.metalayers: dict[str, bytes] = {}
         self._meta_at: dict[str, int] = {}
-        # (offset, path) of metalayer and vlmetalayer names that are not UTF-8
+        # (offset, path, kind) of metalayer and vlmetalayer names other readers
+        # take otherwise (see _metalayers)
         self._odd_names: list[tuple[int, str, str]] = []
         if v.layout in ff.LAYOUT_WITH_METALAYERS:
             self.metalayers = _metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
@@ -485,7 +478,8 @@ class Frame:
         ``schunk[:]`` returns).  ``max_nbytes`` caps the output: a frame
         whose ``nbytes`` is above it raises FormatError (T-max-nbytes) before
         anything is allocated (special chunks stand for data of any size)."""
-        _check_cap(self.nbytes, max_nbytes, ff.OFFSETS_NBYTES, "frame.header.nbytes")
+        _chunk_rules.check_output_cap(self.nbytes, max_nbytes, OFFSETS["frame.header.nbytes"],
+                                      "frame.header.nbytes")
         n, size, batch = self.nchunks, self.chunksize, self._native_batch()
         if batch is None:
             return b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(n))

@@ -28,6 +28,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from . import divergences
 from .chunk import decompress
 from .errors import FormatError
+from .formats import b2nd as fb
 from .formats import frame as ff
 from .formats.rules import RULES
 from .frame import open_frame
@@ -231,7 +232,7 @@ def blosckit_outcome(blob: bytes, kind: str, max_nbytes: int = 1 << 24) -> Outco
 
 def _array_outcome(f, max_nbytes: int) -> bytes | FormatError | None:
     # the names C-Blosc2 looks for: a frame naming one is an array to it
-    if not any(n in f.metalayers for n in ("b2nd", "caterva")):
+    if not any(n in f.metalayers for n in fb.NAMES):
         return None
     try:
         b = f.b2nd
@@ -279,12 +280,16 @@ def classify(blob: bytes, kind: str, ours: Outcome, theirs: Verdict) -> tuple[st
     if ours.digest is None:
         return "blosckit-rejects", _stricter(ours.rule, ours.offset, ours.path, "it")
     # blosckit reads it: C-Blosc2 refuses it or reads other data
-    category = "c-rejects" if not theirs.b2_ok else "c-wrong-data"
-    if theirs.python_only:
-        category = "c-rejects"
+    category = "c-rejects" if not theirs.b2_ok or theirs.python_only else "c-wrong-data"
+    return _explained(category, known)
+
+
+def _explained(category: str, known: list[str], what: str = "") -> tuple[str, str]:
+    """A disagreement where blosckit reads (``what`` names the part): the
+    divergences of the table that explain it, or NEW."""
     if known:
-        return category, f"known divergence {', '.join(known)}"
-    return category, "NEW: no known divergence explains it"
+        return category, f"known divergence {', '.join(known)}{what}"
+    return category, f"NEW: no known divergence explains it{what}"
 
 
 def _stricter(rule_id: str | None, offset: int | None, path: str | None, what: str) -> str:
@@ -306,11 +311,8 @@ def _classify_array(blob: bytes, ours: Outcome, theirs: Verdict) -> tuple[str, s
         return "blosckit-rejects", _stricter(mine.rule, mine.offset, mine.path, "the array")
     if c_ok and mine == theirs.array_digest:
         return None
-    known = _known(blob, "frame")
-    category = "c-rejects" if not c_ok else "c-wrong-data"
-    if known:
-        return category, f"known divergence {', '.join(known)} (the n-d array)"
-    return category, "NEW: no known divergence explains it (the n-d array)"
+    return _explained("c-rejects" if not c_ok else "c-wrong-data", _known(blob, "frame"),
+                      " (the n-d array)")
 
 
 # ---------------------------------------------------------------------------
@@ -403,8 +405,7 @@ def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
                 category, why = found
                 key = f"{kind} {category}: {_label(why)}"
                 report.by_category[key] = report.by_category.get(key, 0) + 1
-                if (why.startswith("NEW") or category == "c-crash") and out is not None \
-                        and category != "c-memory":
+                if (why.startswith("NEW") or category == "c-crash") and out is not None:
                     _write_case(out, blob, kind, category, why, report)
         rounds += 1
         report.seconds = time.monotonic() - start
@@ -427,8 +428,7 @@ def _alone(blobs: Sequence[bytes], i: int, kind: str, ours: Outcome, found: tupl
         return found
 
     def damaged(before: Sequence[bytes]) -> bool:
-        v = c_blosc2_verdicts([*before, victim], kind=kind)[-1]
-        return (v.b2_ok, v.digest, v.crashed) != (alone.b2_ok, alone.digest, alone.crashed)
+        return c_blosc2_verdicts([*before, victim], kind=kind)[-1] != alone
     lo, hi = 0, i - 1           # the latest start whose run still damages: the culprit
     if i == 0 or not damaged(blobs[:i]):
         return "c-flaky", "C-Blosc2 read it otherwise once, not again (alone or after the batch)"
@@ -473,15 +473,15 @@ def _write_case(out: Path, blob: bytes, kind: str, category: str, why: str,
     def same(b: bytes) -> bool:
         return rules(blosckit_outcome(b, kind)) == want
     small = _minimise(blob, kind, same)
-    theirs = c_blosc2_verdicts([small], kind=kind)[0]
-    found = classify(small, kind, blosckit_outcome(small, kind), theirs)
+    ours = blosckit_outcome(small, kind)
+    found = classify(small, kind, ours, c_blosc2_verdicts([small], kind=kind)[0])
     if found is None or (found[0], _label(found[1])) != (category, _label(why)):
         small = blob                    # the minimised blob lost the disagreement
+        ours = blosckit_outcome(small, kind)
     out.mkdir(parents=True, exist_ok=True)
     n = len(report.new_cases)
     name = f"{category}-{kind}-{n}"
     (out / f"{name}.bin").write_bytes(small)
-    ours = blosckit_outcome(small, kind)
     (out / f"{name}.txt").write_text(
         f"{category}: {why}; blosckit: "
         f"{'reads it' if ours.digest else f'{ours.rule} at {ours.offset} ({ours.path})'}\n")

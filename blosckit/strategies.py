@@ -107,6 +107,11 @@ def _pipeline(draw, typesize: int, fmt: str) -> tuple:
     return tuple(out) or ("nofilter",)
 
 
+def _lossy(filters) -> bool:
+    """A pipeline that drops bits (frames want data that reads back whole)."""
+    return any(isinstance(f, tuple) and f[0] in _LOSSY for f in filters)
+
+
 @st.composite
 def _compressed(draw, codecs, fmt, max_nbytes) -> tuple[bytes, bytes]:
     codec = draw(st.sampled_from(codecs))
@@ -123,7 +128,7 @@ def _compressed(draw, codecs, fmt, max_nbytes) -> tuple[bytes, bytes]:
         if draw(st.booleans()):
             kw["blocksize"] = draw(st.sampled_from((16, 64, 256, 4096))) * typesize
     chunk = compress(data, **kw)
-    lossy = any(isinstance(f, tuple) and f[0] in _LOSSY for f in filters)
+    lossy = _lossy(filters)
     return (decompress(chunk) if lossy else data), chunk
 
 
@@ -259,8 +264,7 @@ def _frame(draw, max_chunks: int, layouts: tuple[int, ...]) -> tuple[list[bytes]
     chunk_items = draw(st.integers(1, 256))
     chunksize = chunk_items * typesize
     n = draw(st.integers(1, max_chunks))
-    filters = draw(_pipeline(typesize, "blosc2").filter(
-        lambda f: not any(isinstance(x, tuple) and x[0] in _LOSSY for x in f)))
+    filters = draw(_pipeline(typesize, "blosc2").filter(lambda f: not _lossy(f)))
     datas, stored = [], []
     for i in range(n):
         size = chunksize if i < n - 1 else draw(st.integers(1, chunk_items)) * typesize
@@ -277,7 +281,7 @@ def _frame(draw, max_chunks: int, layouts: tuple[int, ...]) -> tuple[list[bytes]
             datas.append(d)
         stored.append(c)
     layout = draw(st.sampled_from(layouts))
-    meta = draw(st.dictionaries(_NAMES.filter(lambda s: s != "b2nd"), _VALUES,
+    meta = draw(st.dictionaries(_NAMES.filter(lambda s: s not in fb.NAMES), _VALUES,
                                 max_size=3 if layout != 11 else 0))     # 11: no metalayers
     vlmeta = draw(st.dictionaries(_NAMES, _VALUES, max_size=3))
     frame = build_frame(stored, chunksize=chunksize, layout=layout,
@@ -307,8 +311,7 @@ def _b2nd_frame(draw, max_chunks: int) -> tuple[list[bytes], bytes]:
     dtype = {1: "|u1", 2: "<i2", 4: "<f4", 8: "<f8"}[ts]
     data = _fill(draw, math.prod(shape) * ts)
     codec = draw(st.sampled_from(CODECS))
-    filters = draw(_pipeline(ts, "blosc2").filter(
-        lambda f: not any(isinstance(x, tuple) and x[0] in _LOSSY for x in f)))
+    filters = draw(_pipeline(ts, "blosc2").filter(lambda f: not _lossy(f)))
     frame = compress_b2nd(data, shape=shape, dtype=dtype, chunkshape=cshape,
                           blockshape=bshape, codec=codec, clevel=draw(st.integers(1, 9)),
                           filters=filters)

@@ -238,15 +238,17 @@ def test_native_runs_match_python(data):
     arr = bytes(range(256)) * (math.prod(shape) * ts // 256 + 1)
     arr = arr[:math.prod(shape) * ts]
     padded = fb.padded_items(cshape, bshape) * ts
+    # the production path: inner chunks reuse the origin chunk's runs, moved
+    layout = b2nd._Layout(shape, cshape, bshape, ts)
     for corner in b2nd._grid(fb.chunk_grid(shape, cshape)):
         origin = [k * c for k, c in zip(corner, cshape)]
         runs = list(b2nd._runs(shape, cshape, bshape, origin, ts))
         got, want = bytearray(padded), bytearray(padded)
-        b2nd._copy_runs(got, arr, runs, to_chunk=True)
+        layout.copy(corner, got, arr, to_chunk=True)
         b2nd._copy_runs_python(want, memoryview(arr), runs, to_chunk=True)
         assert got == want
         back, back_py = bytearray(len(arr)), bytearray(len(arr))
-        b2nd._copy_runs(bytes(got), back, runs, to_chunk=False)
+        layout.copy(corner, bytes(got), back, to_chunk=False)
         b2nd._copy_runs_python(memoryview(bytes(got)), back_py, runs, to_chunk=False)
         assert back == back_py
 

@@ -114,13 +114,16 @@ def extents_agree(m, base, sink):
 def extent_offset(ndim: int, field: str, d: int) -> int:
     """Offset of the integer of extent ``d`` of ``field`` (past its msgpack
     marker) inside the value, from the declaration's fixed widths;
-    ``field="dtype"``: where the dtype string starts."""
+    ``field="dtype_format"`` / ``"dtype"``: where that byte / the dtype
+    string starts."""
     pos = B2ndMeta.marker.sizeof() + B2ndMeta.version.sizeof() + 1
     for name, item in (("shape", Extent64), ("chunkshape", Extent32), ("blockshape", Extent32)):
         pos += 1                                    # the array marker
         if name == field:
             return pos + d * item.sizeof() + item.marker.sizeof()
         pos += ndim * item.sizeof()
+    if field == "dtype_format":
+        return pos
     if field == "dtype":
         return pos + B2ndDtype.dtype_format.sizeof() + B2ndDtype.dtype_marker.sizeof() \
             + B2ndDtype.dtype_len.sizeof()

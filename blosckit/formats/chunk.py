@@ -22,7 +22,7 @@ from construct import this
 
 from . import ctx_get, fast_format, fast_parser, field_offsets, inner
 from . import enums
-from .rules import OFFSETS, declare, rule
+from .rules import OFFSETS, declare, fail, rule
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#header -- the 16-byte header shared by every version
@@ -328,6 +328,14 @@ def nbytes_not_negative(v, src, sink):
 def nbytes_below_cap(v, src, sink):
     if v.nbytes > v.max_nbytes:
         sink(f"nbytes {v.nbytes} exceeds the limit of {v.max_nbytes}")
+
+
+def check_output_cap(nbytes: int, max_nbytes: int | None, at: int, path: str) -> None:
+    """The same limit on a whole output (a frame, a b2nd array), when the
+    caller gives one: FormatError (T-max-nbytes) at ``at``/``path``."""
+    if max_nbytes is not None and nbytes > max_nbytes:
+        fail(nbytes_below_cap, at, path, f"{nbytes} bytes of output exceed the limit of "
+                                         f"{max_nbytes}")
 
 
 @rule("H6", "error", _H + "cbytes", "chunk.md#rules-header",

@@ -124,7 +124,6 @@ MIN_FRAME_LEN = 2                               # the fixarray and magic markers
 # Rules report the offsets of the current layout's fields.
 OFFSETS.update(field_offsets(FRAME_HEADERS[14], "frame.header"))
 OFFSETS["frame.header"] = 0
-OFFSETS_NBYTES = OFFSETS["frame.header.nbytes"]
 
 # ---------------------------------------------------------------------------
 # specs/frame.md#metalayers -- the header's metalayers and the trailer's

@@ -306,10 +306,10 @@ def copy_runs(chunk, array, runs, to_chunk: bool, array_base: int = 0) -> None:
     ``blosckit.b2nd._runs``; ``array_base`` is added to every array offset),
     into the chunk or into the array.  ValueError, before any byte moves,
     when a run leaves either buffer."""
-    dst_chunk = _wr(chunk) if to_chunk else _rd(chunk)
-    dst_array = _rd(array) if to_chunk else _wr(array)
+    c = _wr(chunk) if to_chunk else _rd(chunk)       # the side written must be writable
+    a = _rd(array) if to_chunk else _wr(array)
     r = _ffi.from_buffer("int64_t[]", runs)
-    if _lib.bk_copy_runs(dst_chunk, len(dst_chunk), dst_array, len(dst_array), r,
+    if _lib.bk_copy_runs(c, len(c), a, len(a), r,
                          len(runs) // 6, array_base, 1 if to_chunk else 0) != 0:
         raise ValueError("copy_runs: a run leaves its buffer")
 
