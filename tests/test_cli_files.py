@@ -498,12 +498,22 @@ def several(samples, bad_frame) -> dict[str, subprocess.CompletedProcess]:
     return dict(zip(calls, run_many(list(calls.values()))))
 
 
-def test_validate_several_files_with_a_bad_one(samples, bad_frame, several):
-    good1, good2 = samples["b2-lz4hc-shuffle"].path, samples["sframe"].path
-    missing = bad_frame.parent / "absent.b2frame"
-    r = several["validate"]
+def failed(several, call: str) -> subprocess.CompletedProcess:
+    """The run of ``call`` over several files, one of them bad: exit 1, no traceback."""
+    r = several[call]
     assert r.returncode == 1
     no_traceback(r)
+    return r
+
+
+@pytest.fixture
+def missing(bad_frame) -> Path:
+    return bad_frame.parent / "absent.b2frame"
+
+
+def test_validate_several_files_with_a_bad_one(samples, bad_frame, several, missing):
+    good1, good2 = samples["b2-lz4hc-shuffle"].path, samples["sframe"].path
+    r = failed(several, "validate")
     lines = r.stdout.splitlines()
     assert lines[0] == f"{good1}: ok (chunk)" and lines[-1] == f"{good2}: ok (sframe)"
     bad = [problem_line(x) for x in lines[1:-1]]
@@ -511,8 +521,7 @@ def test_validate_several_files_with_a_bad_one(samples, bad_frame, several):
     assert bad[0]["offset"] == "3000" and bad[0]["severity"] == "error"
     err, = r.stderr.strip().splitlines()
     assert str(missing) in err and str(good1) not in err
-    r = several["validate-json"]
-    assert r.returncode == 1
+    r = failed(several, "validate-json")
     rows = json_rows(r.stdout)
     assert [row.get("file") for row in rows] == [str(good1), str(bad_frame), None, str(good2)]
     assert [row.get("valid") for row in rows] == [True, False, None, True]
@@ -523,17 +532,14 @@ def test_validate_several_files_with_a_bad_one(samples, bad_frame, several):
 
 def test_info_several_files_with_a_bad_one(samples, bad_frame, several):
     good1, good2 = samples["cframe"].path, samples["b2nd"].path
-    r = several["info"]
-    assert r.returncode == 1
-    no_traceback(r)
+    r = failed(several, "info")
     assert f"{good1}: Blosc2 contiguous frame" in r.stdout
     assert f"{good2}: Blosc2 contiguous frame" in r.stdout
     assert str(bad_frame) not in r.stdout
     line, = r.stderr.strip().splitlines()
     m = problem_line(line)
     assert (m["file"], m["offset"]) == (str(bad_frame), "3000")
-    r = several["info-json"]
-    assert r.returncode == 1
+    r = failed(several, "info-json")
     rows = json_rows(r.stdout)
     assert [row.get("file") for row in rows] == [str(good1), None, str(good2)]
     assert rows[1]["error"]["file"] == str(bad_frame)
@@ -541,12 +547,9 @@ def test_info_several_files_with_a_bad_one(samples, bad_frame, several):
     assert rows[0]["nbytes"] == samples["cframe"].expect["nbytes"]
 
 
-def test_inspect_several_files_with_a_bad_one(samples, bad_frame, several):
+def test_inspect_several_files_with_a_bad_one(samples, bad_frame, several, missing):
     good1, good2 = samples["blosc1-zlib"].path, samples["cframe"].path
-    missing = bad_frame.parent / "absent.b2frame"
-    r = several["inspect-json"]
-    assert r.returncode == 1
-    no_traceback(r)
+    r = failed(several, "inspect-json")
     rows = json_rows(r.stdout)
     assert [row.get("file") for row in rows] == [str(good1), str(bad_frame), None, str(good2)]
     assert rows[0]["stopped"] is None and rows[3]["stopped"] is None
@@ -558,17 +561,13 @@ def test_inspect_several_files_with_a_bad_one(samples, bad_frame, several):
     errs = r.stderr.strip().splitlines()
     assert len(errs) == 2 and str(bad_frame) in errs[0] and str(missing) in errs[1]
     problem_line(errs[0])
-    r = several["inspect"]
-    assert r.returncode == 1
+    r = failed(several, "inspect")
     assert r.stdout.count("\n") > 100 and str(bad_frame) in r.stderr
 
 
-def test_scan_several_files_with_a_bad_one(samples, bad_frame, several):
+def test_scan_several_files_with_a_bad_one(samples, bad_frame, several, missing):
     good = samples["cframe"].path
-    missing = bad_frame.parent / "absent.b2frame"
-    r = several["scan-json"]
-    assert r.returncode == 1
-    no_traceback(r)
+    r = failed(several, "scan-json")
     rows = json_rows(r.stdout)
     assert [row.get("file") for row in rows] == [str(good), None, str(good)]
     assert rows[1]["error"]["file"] == str(missing)
