@@ -24,7 +24,7 @@ import numpy as np
 from _timing import best_pair, row
 
 import blosckit
-from blosckit.frame_build import build_frame
+from blosckit.frame.build import build_frame
 
 
 def main(argv=None) -> None:

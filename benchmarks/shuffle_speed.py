@@ -26,7 +26,7 @@ import os
 import cffi
 from _timing import best_pair
 
-from blosckit import _buffers
+from blosckit.native import buffers as _buffers
 from blosckit import native as N
 
 NEW_SIZES = (("4 KiB", 4 << 10), ("256 KiB", 256 << 10), ("64 MiB", 64 << 20))

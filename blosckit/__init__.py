@@ -6,16 +6,18 @@ not imported here.
 """
 from __future__ import annotations
 
-from .b2nd import B2nd, compress_b2nd
-from .buildinfo import native_info
-from .chunk import Chunk, chunk_sizes, decompress, decompress_into, getitem, parse_chunk
-from .compress import build_chunk, compress, compress_special, compress_vlblocks
+from .frame.b2nd import B2nd, compress_b2nd
+from .codecs.buildinfo import native_info
+from .chunk.read import Chunk, chunk_sizes, decompress, decompress_into, getitem, parse_chunk
+from .chunk.build import build_chunk
+from .chunk.encode import compress, compress_special, compress_vlblocks
 from .errors import FormatError, Problem, UnsupportedError
-from .frame import Frame, open_frame
-from .frame_build import build_frame, compress_frame, sframe_files, to_sframe
+from .frame.read import Frame, open_frame
+from .frame.build import build_frame, compress_frame
+from .frame.sframe import sframe_files, to_sframe
 from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
-from .salvage import SalvageReport, salvage
-from .validate import validate
+from .tools.salvage import SalvageReport, salvage
+from .tools.validate import validate
 
 __version__ = "0.1.0"
 

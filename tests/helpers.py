@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 import blosckit
-from blosckit.fuzz import Verdict, c_blosc2_verdicts
+from blosckit.testing.fuzz import Verdict, c_blosc2_verdicts
 
 LONG = os.environ.get("BLOSCKIT_LONG") == "1"
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import blosckit
-from blosckit.b2nd import compress_b2nd
+from blosckit.frame.b2nd import compress_b2nd
 from blosckit.formats import b2nd as fb
 from frame_corpus import b2nd_chunks
 
@@ -229,7 +229,7 @@ def test_grid_mismatch_is_reported_at_the_metalayer():
 
 @given(data=st.data())
 def test_native_runs_match_python(data):
-    from blosckit import b2nd
+    from blosckit.frame import b2nd
     ndim = data.draw(st.integers(0, 4))
     shape = data.draw(st.lists(st.integers(1, 7), min_size=ndim, max_size=ndim))
     cshape = [data.draw(st.integers(1, s + 1)) for s in shape]
@@ -296,7 +296,7 @@ def test_dtypes_python_blosc2_cannot_read_are_v21(dtype, fmt, warned):
 
 
 def test_fuzz_found_dtype_is_v21():
-    from blosckit import fuzz
+    from blosckit.testing import fuzz
     blob = (Path(__file__).parent / "data" / "fuzz-found" /
             "b2nd-dtype-numpy-cannot-parse.b2frame").read_bytes()
     ours = fuzz.blosckit_outcome(blob, "frame")

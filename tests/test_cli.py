@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit.inspect import chunk_nodes
+from blosckit.tools.inspect import chunk_nodes
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -165,7 +165,7 @@ def test_traceback_before_or_after_the_command(tmp_path):
 def test_memory_error_is_one_line(tmp_path):
     # a MemoryError raised inside a command (here: a patched reader) must not
     # reach the user as a traceback
-    script = ("import sys, blosckit.chunk as c\n"
+    script = ("import sys, blosckit.chunk.read as c\n"
               "def boom(*a, **k): raise MemoryError()\n"
               "c.parse_chunk = boom\n"
               "from blosckit.cli import main\n"
@@ -299,9 +299,7 @@ def test_version_prints_the_version():
 
 
 def test_version_prints_the_native_paths():
-    buildinfo = pytest.importorskip(
-        "blosckit.buildinfo", reason="blosckit/buildinfo.py (native_info) is not there yet")
-    info = buildinfo.native_info()
+    info = blosckit.native_info()
     r = run("--version")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()[1:]

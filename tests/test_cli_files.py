@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit.compress import MAX_THREADS
+from blosckit.chunk.encode import MAX_THREADS
 
 blosc2 = pytest.importorskip("blosc2")
 blosc = pytest.importorskip("blosc")        # C-Blosc 1.x

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit import buildinfo, native
+from blosckit.codecs import buildinfo
+from blosckit import native
 from blosckit.codecs import _dl, registry
 from blosckit.codecs import lz4 as lz4mod
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit import divergences
-from blosckit import compress, compress_special, compress_vlblocks, build_chunk
+from blosckit.tools import divergences
+from blosckit import build_chunk, compress, compress_special, compress_vlblocks
 import imagecodecs
 
 blosc2 = pytest.importorskip("blosc2")

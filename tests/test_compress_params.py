@@ -118,7 +118,7 @@ def test_thread_cap_is_accepted():
 
 def test_dict_on_incompressible_input_writes_a_readable_raw_chunk():
     import blosc2
-    from blosckit import divergences
+    from blosckit.tools import divergences
     data = np.random.default_rng(0).integers(0, 256, 100_000, dtype=np.uint8).tobytes()
     mine = blosckit.compress(data, typesize=1, codec="zstd", dict=True,
                              filters=((None,) * 5 + ("shuffle",)))

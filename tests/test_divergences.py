@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit import divergences
+from blosckit.tools import divergences
 
 blosc2 = pytest.importorskip("blosc2")
 

@@ -153,7 +153,7 @@ def test_not_a_frame():
 
 
 def test_chunks_with_another_codec_than_the_header_says():
-    from blosckit.frame_build import build_frame
+    from blosckit.frame.build import build_frame
     data = [np.arange(i * 800, (i + 1) * 800, dtype="<i4") for i in range(3)]
     chunks = [blosckit.compress(a, codec=c) for a, c in zip(data, ("zstd", "lz4", "zlib"))]
     fr = build_frame(chunks)

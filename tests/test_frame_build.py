@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit.frame_build import build_frame, compress_frame, to_sframe
+from blosckit.frame.build import build_frame, compress_frame
+from blosckit.frame.sframe import to_sframe
 
 blosc2 = pytest.importorskip("blosc2")
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blosckit import frame as reader
+from blosckit.frame import read as reader
 from blosckit.formats import ConstMismatch
 from blosckit.formats import frame as ff
 from helpers import strip
@@ -90,7 +90,7 @@ names = st.binary(min_size=1, max_size=31).filter(lambda b: b.isascii() and b.is
 @given(st.dictionaries(names.map(bytes.decode), st.binary(max_size=40), max_size=6),
        st.integers(0, 30))
 def test_metalayer_walk_equals_the_declaration(items, pad):
-    from blosckit.frame_build import _section
+    from blosckit.frame.build import _section
     section = _section(items, pad, 1)
     buf = bytes(pad) + section
     fast = reader._metalayers(memoryview(buf), pad, len(buf), 0, "m")

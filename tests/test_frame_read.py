@@ -12,7 +12,7 @@ import msgpack
 import pytest
 
 import blosckit
-from blosckit.frame_build import build_frame
+from blosckit.frame.build import build_frame
 from frame_corpus import FrameCase, all_cases
 
 blosc2 = pytest.importorskip("blosc2")
@@ -109,8 +109,8 @@ def test_batch_decompress_equals_the_python_reader(monkeypatch, group):
     chunk and damage anywhere in a chunk, it must give what the Python reader
     gives, chunk by chunk: the same bytes or the same error."""
     import numpy as np
-    from blosckit import chunk as reader
-    from blosckit import frame as frame_mod
+    from blosckit.chunk import read as reader
+    from blosckit.frame import read as frame_mod
     monkeypatch.setattr(frame_mod, "_DECODE_GROUP", group)
     rng = np.random.default_rng(3)
     sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4, blocksize=1000),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import blosckit
-from blosckit import fuzz
+from blosckit.testing import fuzz
 
 blosc2 = pytest.importorskip("blosc2")
 pytest.importorskip("hypothesis")
@@ -167,7 +167,7 @@ def test_vl_chunk_with_nbytes_0_and_blocks_is_vl7():
     """Found by the fuzzer: a VL-block chunk whose nbytes was set to 0 still
     holds blocks; blosckit returned b'' where C-Blosc2 refuses.  The block
     sizes must add up to nbytes (VL7), on both decoder paths."""
-    from blosckit import chunk as reader
+    from blosckit.chunk import read as reader
     blob = (Path(__file__).parent / "data" / "fuzz-found" /
             "vl-chunk-nbytes-0-with-blocks.bin").read_bytes()
     for python in (False, True):

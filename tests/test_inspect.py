@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import blosckit
-from blosckit.inspect import Node, chunk_nodes, frame_nodes
+from blosckit.tools.inspect import Node, chunk_nodes, frame_nodes
 from helpers import small_chunks
 
 CHUNKS = small_chunks()

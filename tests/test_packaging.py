@@ -48,8 +48,12 @@ def test_sdist_carries_sources_tests_and_data():
 def test_package_layout():
     p = pyproject()
     assert "package-dir" not in p["tool"]["setuptools"]
-    assert set(p["tool"]["setuptools"]["packages"]) == {
-        "blosckit", "blosckit.formats", "blosckit.codecs", "blosckit.native"}
+    # every package folder is listed (a missing one would be absent from the wheel)
+    folders = {".".join(d.relative_to(ROOT).parts) for d in [PKG, *PKG.rglob("*")]
+               if (d / "__init__.py").is_file()}
+    assert set(p["tool"]["setuptools"]["packages"]) == folders
+    assert {"blosckit.formats", "blosckit.native", "blosckit.codecs", "blosckit.chunk",
+            "blosckit.frame", "blosckit.tools", "blosckit.testing", "blosckit.cli"} <= folders
     assert p["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]
     # nothing at the top that pytest or Python would take for a package
     assert not (ROOT / "__init__.py").exists()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit import chunk as reader
+from blosckit.chunk import read as reader
 from helpers import b2_compress, dataset, header_dict
 
 

@@ -12,7 +12,7 @@ import construct as cs
 import pytest
 
 import blosckit
-from blosckit import divergences
+from blosckit.tools import divergences
 from blosckit.errors import FormatError, Problem, UnsupportedError
 from blosckit.formats import MissingContext, parse
 from blosckit.formats import chunk as fc

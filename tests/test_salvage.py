@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import blosckit
-from blosckit.salvage import SalvageReport, salvage
+from blosckit.tools.salvage import SalvageReport, salvage
 
 blosc2 = pytest.importorskip("blosc2")
 

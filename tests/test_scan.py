@@ -9,7 +9,7 @@ import pytest
 
 import blosckit
 from blosckit.formats import npy
-from blosckit.scan import scan
+from blosckit.tools.scan import scan
 
 blosc2 = pytest.importorskip("blosc2")
 

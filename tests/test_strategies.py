@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 import blosckit
-from blosckit import fuzz
-from blosckit import strategies as bst
+from blosckit.testing import fuzz
+from blosckit.testing import strategies as bst
 from blosckit.formats.describe import chunk_codec
-from blosckit.fuzz import frame_digest
+from blosckit.testing.fuzz import frame_digest
 from helpers import oracle_verdicts
 
 blosc2 = pytest.importorskip("blosc2")

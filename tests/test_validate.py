@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import blosckit
-from blosckit import chunk as reader
+from blosckit.chunk import read as reader
 from helpers import (CODECS, b1_compress, b2_compress, check_format_error, dataset,
                      mutations, oracle_verdicts, small_chunks)
 

@@ -10,7 +10,7 @@ import pytest
 
 import blosckit
 from frame_corpus import all_cases
-from blosckit.fuzz import frame_digest
+from blosckit.testing.fuzz import frame_digest
 from helpers import oracle_verdicts
 
 blosc2 = pytest.importorskip("blosc2")
@@ -96,7 +96,7 @@ def test_sframe_directories_validate(tmp_path):
 def test_shallow_validation_finds_what_the_python_rules_find():
     """validate(deep=False) checks most chunks in one native call; on damaged
     frames it must report exactly what the all-Python rules report."""
-    from blosckit import chunk as reader
+    from blosckit.chunk import read as reader
     fr = _frame()
     f = blosckit.open_frame(fr)
     blobs = []
@@ -131,7 +131,8 @@ def test_shallow_validation_of_damaged_chunks():
 
 
 def test_the_c_prefilter_equals_the_python_one():
-    from blosckit import divergences, native
+    from blosckit.tools import divergences
+    from blosckit import native
     from helpers import small_chunks
     for name, base in small_chunks().items():
         for pos in range(min(32, len(base))):
@@ -146,7 +147,7 @@ def test_the_c_prefilter_equals_the_python_one():
 def test_deep_validation_finds_what_the_python_rules_find(codec):
     """validate() decodes most chunks of a frame in one native call; damage
     anywhere in a chunk's blocks must give what the all-Python rules give."""
-    from blosckit import chunk as reader
+    from blosckit.chunk import read as reader
     rng = np.random.default_rng(7)
     sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(
         typesize=4, codec=getattr(blosc2.Codec, codec), blocksize=1000, nthreads=1))

@@ -7,7 +7,7 @@ straight into its place in the output instead of through a fresh bytes
 object, and gives the native block loops in ``blosckit.native`` their codec
 entry points (``NATIVE_DECODERS`` here; ``native_encoder`` on each codec).
 Every user falls back to the package's Python API when a symbol is missing;
-``blosckit.buildinfo.native_info()`` reports which path each codec runs.
+``blosckit.native_info()`` reports which path each codec runs.
 Tests force a fallback by setting a handle here (``lz4lib``, ``zstdlib``,
 ``zngzlib``) to None: the codec modules read these names at call time.
 """

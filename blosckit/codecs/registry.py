@@ -5,15 +5,20 @@ maps them to implementations.  A codec is a tiny protocol: ``code``, ``name``,
 ``compformat``, ``compress``, ``compress_into``, ``decompress_into``,
 ``describe_failure`` and ``paths``; codecs the native block loops can call also
 have ``native_encoder`` (see ``_dl``).  ``codec_paths`` collects what every
-codec reports about its encode/decode paths (``blosckit.buildinfo`` shows it).
+codec reports about its encode/decode paths (``blosckit.native_info()`` shows it).
 """
 from __future__ import annotations
 
-import contextlib
 from typing import Protocol
 
 from ..errors import UnsupportedError
 from ..formats import enums
+from . import _dl, blosclz, lz4, zlib, zstd
+
+try:                 # python-snappy is optional at run time
+    from . import snappy
+except ImportError:
+    snappy = None    # type: ignore[assignment]
 
 
 class Codec(Protocol):
@@ -96,7 +101,6 @@ def codec_paths() -> dict[str, dict]:
     """Per codec name: its ``paths()``, plus ``chunk_decoder`` ("native" when
     the whole-chunk C decoder has this codec's entry points, else "python").
     A codec this build lacks is reported with ``"available": False``."""
-    from . import _dl
     out: dict[str, dict] = {}
     for name in REPORTED:
         codec = CODECS_BY_NAME.get(name)
@@ -110,13 +114,8 @@ def codec_paths() -> dict[str, dict]:
 
 
 def _load() -> None:
-    from . import blosclz, lz4, zlib, zstd
-    for mod in (blosclz, lz4, zlib, zstd):
-        for c in mod.CODECS:
-            register(c)
-    with contextlib.suppress(ImportError):   # python-snappy is optional at run time
-        from . import snappy
-        for c in snappy.CODECS:
+    for mod in (blosclz, lz4, zlib, zstd, snappy):
+        for c in (mod.CODECS if mod is not None else ()):
             register(c)
 
 

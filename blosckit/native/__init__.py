@@ -7,8 +7,8 @@ ValueError.  The GIL is released around every C call (cffi API mode).
 """
 import struct as _struct
 
-from .._buffers import BYTES_OFS as _BYTES_OFS, ZEROED_BELOW as _ZEROED_BELOW
-from .._buffers import new_bytes_at as _new_bytes_at
+from .buffers import BYTES_OFS as _BYTES_OFS, ZEROED_BELOW as _ZEROED_BELOW
+from .buffers import new_bytes_at as _new_bytes_at
 from ._native import ffi as _ffi, lib as _lib
 
 __all__ = [
@@ -303,7 +303,7 @@ def bytedelta_decode_into(src, dst, typesize, buggy=False):
 def copy_runs(chunk, array, runs, to_chunk: bool, array_base: int = 0) -> None:
     """Copy strided byte runs between a b2nd chunk buffer and the array
     buffer (``runs``: a flat ``array('q')`` of six values per run, see
-    ``blosckit.b2nd._runs``; ``array_base`` is added to every array offset),
+    ``blosckit.frame.b2nd``'s byte runs; ``array_base`` is added to every array offset),
     into the chunk or into the array.  ValueError, before any byte moves,
     when a run leaves either buffer."""
     c = _wr(chunk) if to_chunk else _rd(chunk)       # the side written must be writable

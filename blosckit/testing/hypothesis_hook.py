@@ -12,8 +12,8 @@ def _hypothesis_setup_hook() -> None:
     draw parsed chunks and open frames from :mod:`blosckit.strategies`."""
     from hypothesis import strategies as st
 
-    from .chunk import Chunk, parse_chunk
-    from .frame import Frame, open_frame
+    from ..chunk.read import Chunk, parse_chunk
+    from ..frame.read import Frame, open_frame
 
     def chunk_strategy():
         from .strategies import chunks

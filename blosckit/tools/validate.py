@@ -11,16 +11,16 @@ import stat
 from pathlib import Path
 
 from . import divergences
-from . import frame as _frame
-from . import chunk as _chunk
-from . import native
-from .chunk import _view, chunk_sizes, check_chunk
-from .errors import FormatError, Problem
-from .formats import chunk as fc
-from .formats import b2nd as fb
-from .formats import frame as ff
-from .formats import field_offsets, parse
-from .formats.rules import Collect
+from ..frame import read as _frame
+from ..chunk import read as _chunk
+from .. import native
+from ..chunk.read import _view, chunk_sizes, check_chunk
+from ..errors import FormatError, Problem
+from ..formats import chunk as fc
+from ..formats import b2nd as fb
+from ..formats import frame as ff
+from ..formats import field_offsets, parse
+from ..formats.rules import Collect
 
 __all__ = ["validate", "Problem"]
 

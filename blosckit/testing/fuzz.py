@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Sequence
 
-from . import divergences
-from .chunk import decompress
-from .errors import FormatError
-from .formats import b2nd as fb
-from .formats import frame as ff
-from .formats.rules import RULES
-from .frame import open_frame
+from ..tools import divergences
+from ..chunk.read import decompress
+from ..errors import FormatError
+from ..formats import b2nd as fb
+from ..formats import frame as ff
+from ..formats.rules import RULES
+from ..frame.read import open_frame
 
 __all__ = ["Verdict", "c_blosc2_verdicts", "Outcome", "blosckit_outcome", "classify",
            "fuzz", "write_corpus"]

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from . import __version__
-from .errors import FormatError, Problem, UnsupportedError
-from .formats import frame as ff
-from .formats import npy
+from .. import __version__
+from ..errors import FormatError, Problem, UnsupportedError
+from ..formats import frame as ff
+from ..formats import npy
 
 EXIT_OK, EXIT_CORRUPT, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
 STDIO = "-"
@@ -161,7 +161,7 @@ def _map(path: Path) -> memoryview:
 def _declared_size(mv: memoryview) -> int:
     """The length a structure at the start of ``mv`` declares (frame_len or
     chunk cbytes), bounded by ``len(mv)``; ``len(mv)`` when it says none."""
-    from .chunk import chunk_sizes
+    from ..chunk.read import chunk_sizes
     try:
         if ff.looks_like_frame(mv):
             layout = ff.header_layout(mv[0])
@@ -316,8 +316,8 @@ def _human(n: float) -> str:
 # ---------------------------------------------------------------------------
 
 def _chunk_info(src: Source) -> dict:
-    from .chunk import parse_chunk
-    from .formats.describe import chunk_codec
+    from ..chunk.read import parse_chunk
+    from ..formats.describe import chunk_codec
     c = parse_chunk(src.data)
     return {
         "kind": "chunk", "format": "Blosc2" if c.version >= 3 else "Blosc1",
@@ -334,7 +334,7 @@ def _chunk_info(src: Source) -> dict:
 
 
 def _frame_info(src: Source) -> dict:
-    from .frame import open_frame
+    from ..frame.read import open_frame
     with open_frame(src.target) as f:
         offsets = f.offsets
         d: dict[str, Any] = {
@@ -399,7 +399,7 @@ def _list_text(v) -> str:
 
 
 def _info_one(args, name: str) -> int:
-    from .validate import validate
+    from ..tools.validate import validate
     src = _load(name, args.offset)
     try:
         d = _chunk_info(src) if src.kind == "chunk" else _frame_info(src)
@@ -427,7 +427,7 @@ def _errors(problems: list[Problem]) -> bool:
 def _unsupported(p: Problem) -> bool:
     """An error that says this build cannot decode a feature (exit 3), not
     that the input is malformed."""
-    from .formats.rules import RULES
+    from ..formats.rules import RULES
     r = RULES.get(p.rule)
     return p.severity == "error" and r is not None and r.unsupported
 
@@ -455,7 +455,7 @@ def _problem_line(name: str, p: Problem) -> str:
 
 
 def _validate_one(args, name: str) -> int:
-    from .validate import validate
+    from ..tools.validate import validate
     src = _load(name, args.offset)
     note = Progress(f"validating {name}", src.size)
     note.status(f"validating {name} ({_human(src.size)}, deep={args.deep})...")
@@ -553,7 +553,7 @@ def _value_text(v) -> str:
 
 
 def _nodes(src: Source, chunk: int | None):
-    from . import inspect as _inspect
+    from ..tools import inspect as _inspect
     if src.kind == "chunk":
         if chunk is not None:
             raise UsageError("--chunk N applies to frames; this is a chunk")
@@ -567,7 +567,7 @@ def _inspect_one(args, name: str) -> int:
     nodes: list[dict] = []
     failure = None
     if args.chunk is not None and src.kind != "chunk":
-        from .frame import open_frame
+        from ..frame.read import open_frame
         with open_frame(src.target) as f:
             if args.chunk >= f.nchunks:
                 raise UsageError(f"--chunk {args.chunk}: the frame has {f.nchunks} chunks")
@@ -596,7 +596,7 @@ def _inspect_one(args, name: str) -> int:
 # ---------------------------------------------------------------------------
 
 def _scan_one(args, name: str) -> int:
-    from .scan import scan
+    from ..tools.scan import scan
     src = _load_file(name, "scan")
     found = scan(src.data)
     for f in found:
@@ -628,9 +628,9 @@ def _decompress(args) -> int:
 
 def _decompress_to(src: Source, args) -> int:
     if src.kind == "chunk":
-        from .chunk import decompress
+        from ..chunk.read import decompress
         return _write_output(args.output, [decompress(src.data, nthreads=args.nthreads)])
-    from .frame import open_frame
+    from ..frame.read import open_frame
     with open_frame(src.target) as f:
         if args.output.endswith(".npy"):
             if f.b2nd is None:
@@ -665,7 +665,7 @@ def _npy_itemsize(descr) -> int:
 
 def _filters_arg(text: str) -> tuple:
     """``shuffle,trunc_prec:20`` -> ("shuffle", ("trunc_prec", 20))."""
-    from .formats import enums
+    from ..formats import enums
     out: list = []
     for item in (t.strip() for t in text.split(",")):
         if not item:
@@ -686,7 +686,7 @@ def _filters_arg(text: str) -> tuple:
 
 
 def _compress(args) -> int:
-    from .compress import MAX_BUFFERSIZE
+    from ..chunk.encode import MAX_BUFFERSIZE
     src = _load_file(args.input, "compress")
     data = src.data
     typesize = args.typesize
@@ -707,7 +707,7 @@ def _compress(args) -> int:
         out = _compress_frame(data, args, params)
         what = "frame"
     else:
-        from .compress import compress
+        from ..chunk.encode import compress
         out = compress(data, format=args.format, **params)
         what = "chunk"
     return _wrote(args, data, out, f"a {what}")
@@ -724,7 +724,7 @@ def _wrote(args, data, out: bytes, what: str) -> int:
 
 def _compress_b2nd(data, header: dict | None, typesize: int, args) -> int:
     """A .npy array as a b2nd frame (python-blosc2's NDArray)."""
-    from . import b2nd
+    from ..frame import b2nd
     if header is None:
         raise UsageError("--chunkshape / --blockshape need a .npy input (its shape and dtype)")
     if header.get("fortran_order"):
@@ -760,7 +760,7 @@ def _shape_arg(text: str) -> tuple[int, ...]:
 
 
 def _compress_frame(data, args, params: dict) -> bytes:
-    from .frame_build import compress_frame
+    from ..frame.build import compress_frame
     ts = params["typesize"]
     size = args.chunksize if args.chunksize is not None else max(ts, (4 << 20) // ts * ts)
     if size % ts:
@@ -776,7 +776,7 @@ def _compress_frame(data, args, params: dict) -> bytes:
 # ---------------------------------------------------------------------------
 
 def _salvage(args) -> int:
-    from .salvage import salvage
+    from ..tools.salvage import salvage
     src = _load_file(args.broken, "salvage")
     out, report = salvage(src.data)
     if report.nothing_found:
@@ -821,7 +821,7 @@ def _need_fuzz_extra() -> None:
 
 def _fuzz(args) -> int:
     _need_fuzz_extra()
-    from .fuzz import fuzz
+    from ..testing.fuzz import fuzz
     out = Path(args.out) if args.out else None
     on_tty = sys.stderr.isatty()
 
@@ -850,7 +850,7 @@ def _fuzz(args) -> int:
 
 def _corpus(args) -> int:
     _need_fuzz_extra()
-    from .fuzz import write_corpus
+    from ..testing.fuzz import write_corpus
     entries = write_corpus(Path(args.out), args.count, seed=args.seed)
     kinds: dict[str, int] = {}
     for e in entries:
@@ -881,7 +881,7 @@ def _native_lines() -> list[str]:
     """``native_info()`` as a few readable lines (imported late: the version
     flag should work even where the native layer does not load)."""
     try:
-        from .buildinfo import native_info
+        from ..codecs.buildinfo import native_info
         info = native_info()
     except Exception as e:          # noqa: BLE001 -- report, do not crash --version
         return [f"native: unavailable ({type(e).__name__}: {e})"]
@@ -972,8 +972,8 @@ def _json_arg(s: argparse.ArgumentParser, what: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .compress import FORMATS, MAX_THREADS
-    from .codecs.registry import REPORTED
+    from ..chunk.encode import FORMATS, MAX_THREADS
+    from ..codecs.registry import REPORTED
     codecs = [c for c in REPORTED if c != "snappy"]
     p = argparse.ArgumentParser(
         prog="blosckit", formatter_class=_Formatter,

@@ -18,15 +18,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _buffers, native
-from .codecs import _dl
-from .codecs import filters as _filters
-from .codecs.registry import Codec, decoder_for
-from .errors import FormatError, Problem, UnsupportedError
-from .formats import chunk as fc
-from .formats import enums
-from .formats.chunk import ChunkView
-from .formats.rules import Collect, RaiseFirst, Sink, fail
+from ..native import buffers as _buffers
+from .. import native
+from ..codecs import _dl
+from ..codecs import filters as _filters
+from ..codecs.registry import Codec, decoder_for
+from ..errors import FormatError, Problem, UnsupportedError
+from ..formats import chunk as fc
+from ..formats import enums
+from ..formats.chunk import ChunkView
+from ..formats.rules import Collect, RaiseFirst, Sink, fail
 
 __all__ = ["Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
            "check_chunk", "MAX_NBYTES"]

@@ -18,16 +18,16 @@ import struct
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import chunk as _chunk
-from . import native
+from ..chunk import read as _chunk
+from .. import native
 from .b2nd import B2nd
-from .compress import compress_special
-from .formats import b2nd as fb
-from .errors import FormatError
-from .formats import ConstMismatch, enums, parse
-from .formats import chunk as _chunk_rules
-from .formats import frame as ff
-from .formats.rules import OFFSETS, RaiseFirst, Sink, fail
+from ..chunk.encode import compress_special
+from ..formats import b2nd as fb
+from ..errors import FormatError
+from ..formats import ConstMismatch, enums, parse
+from ..formats import chunk as _chunk_rules
+from ..formats import frame as ff
+from ..formats.rules import OFFSETS, RaiseFirst, Sink, fail
 
 __all__ = ["Frame", "open_frame"]
 

@@ -8,8 +8,8 @@ identity with C-Blosc2 still holds.  The codec modules own the facts
 """
 from __future__ import annotations
 
-from . import native
-from .codecs import registry
+from .. import native
+from . import registry
 
 # The C-Blosc2 release the byte-identity claims were checked against.
 C_BLOSC2_VERSION = "3.3.5"

@@ -1,5 +1,5 @@
 """Building Blosc2 frames: contiguous frames from compressed chunks or from
-data, and sparse frame directories.
+data (sparse frame directories: :mod:`.sframe`).
 
 The frame is assembled in one pass: each chunk's header is read through the
 fast formats (nothing is decoded), special chunks become special offsets,
@@ -12,23 +12,21 @@ reproduced byte for byte where the inputs allow.
 """
 from __future__ import annotations
 
-import os
 import struct
-from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from .compress import compress
-from .formats import chunk as fc
-from .formats import enums
-from .formats import frame as ff
+from ..chunk.encode import compress
+from ..formats import chunk as fc
+from ..formats import enums
+from ..formats import frame as ff
 
-__all__ = ["build_frame", "compress_frame", "sframe_files", "to_sframe"]
+__all__ = ["build_frame", "compress_frame", "INDEX_PARAMS"]
 
 FRAME_VERSION = 2            # what C-Blosc2 3.3 writes for regular chunks
 FRAME_VERSION_VL = 3         # frames of VL-block chunks
 OFFSETS_64BIT = 1
 SPLITMODE_CODES = {"always": 0, "never": 1, "auto": 2, "forward_compat": 3}
-_INDEX_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",),
+INDEX_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",),
                      splitmode="never", blocksize=16 * 1024)
 # special kind of a chunk header -> the special offset that stands for it
 _SPECIAL_OFFSET_CODES = {code: -(1 << 63) | (fcode << 56) for code, name in enums.SPECIALS.items()
@@ -149,7 +147,7 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
         stored.append(v)
         pos += len(v)
     cbytes_total = pos
-    index = compress(struct.pack(f"<{len(offsets)}q", *offsets), **_INDEX_PARAMS) \
+    index = compress(struct.pack(f"<{len(offsets)}q", *offsets), **INDEX_PARAMS) \
         if offsets else b""
 
     fixed = ff.LEN_FIXED[layout]
@@ -230,46 +228,3 @@ def compress_frame(src, *, chunksize: int, typesize: int | None = None,
             progress(len(part))
     return build_frame(chunks, metalayers=metalayers, vlmetalayers=vlmetalayers,
                        chunksize=chunksize, clevel=clevel)
-
-
-def sframe_files(frame) -> dict[str, bytes]:
-    """A contiguous frame (bytes-like or an open Frame) as the files of a
-    sparse frame, name -> bytes: ``chunks.b2frame`` (the frame without its
-    chunks, the index holding chunk file numbers) and one
-    ``XXXXXXXX.chunk`` per stored chunk (special chunks stay offsets)."""
-    from .frame import Frame, open_frame
-    f = frame if isinstance(frame, Frame) else open_frame(frame)
-    if f.layout not in (14, 13):
-        raise ValueError(f"the {f.layout}-element header layout has no frame type: "
-                         "it cannot describe a sparse frame")
-    files: dict[str, bytes] = {}
-    offsets: list[int] = []
-    for i in range(f.nchunks):
-        kind = f._special(i)
-        if kind is not None:
-            code = next(c for c, name in ff.SPECIAL_KINDS.items() if name == kind)
-            offsets.append(-(1 << 63) | (code << 56))
-            continue
-        files[ff.chunk_file_name(len(files))] = bytes(f.chunk(i))
-        offsets.append(len(files) - 1)
-    mv = f._mv
-    header = bytearray(mv[:f.header_len])
-    index = compress(struct.pack(f"<{len(offsets)}q", *offsets), **_INDEX_PARAMS) \
-        if offsets else b""
-    trailer = bytes(mv[f._trailer:f._v.frame_len])
-    fixed = ff.FRAME_HEADERS[f.layout].parse(bytes(header))
-    fixed.frame_len = len(header) + len(index) + len(trailer)
-    fixed.frame_type = 1
-    header[:ff.LEN_FIXED[f.layout]] = ff.FRAME_HEADERS[f.layout].build(fixed)
-    files[ff.SFRAME_INDEX] = bytes(header) + index + trailer
-    return files
-
-
-def to_sframe(frame, path: str | os.PathLike) -> None:
-    """Write a contiguous frame (bytes-like or an open Frame) as a sparse
-    frame directory (see :func:`sframe_files`); ``path`` must not exist."""
-    out = Path(path)
-    files = sframe_files(frame)
-    out.mkdir(parents=True, exist_ok=False)
-    for name, data in files.items():
-        (out / name).write_bytes(data)

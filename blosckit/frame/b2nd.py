@@ -12,17 +12,18 @@ import math
 from array import array as array_
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
-from . import native
-from .compress import compress
-from .errors import FormatError
-from .formats import parse
-from .formats import b2nd as fb
-from .formats import npy
-from .formats.chunk import check_output_cap
-from .formats.rules import RaiseFirst
+from .. import native
+from ..chunk.encode import compress
+from ..errors import FormatError
+from ..formats import parse
+from ..formats import b2nd as fb
+from ..formats import npy
+from ..formats.chunk import check_output_cap
+from ..formats.rules import RaiseFirst
+from .build import build_frame
 
 if TYPE_CHECKING:
-    from .frame import Frame
+    from .read import Frame
 
 __all__ = ["B2nd", "chunk_data", "compress_b2nd"]
 
@@ -229,7 +230,6 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
     padded with zeros up to whole blocks, and blocks of
     ``prod(blockshape) * typesize`` bytes.  The default codec and level are
     python-blosc2's for arrays."""
-    from .frame_build import build_frame
     view = memoryview(src)
     if shape is None:
         shape = view.shape if view.shape is not None else (view.nbytes // view.itemsize,)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import chunk as _chunk
-from .errors import FormatError
-from .formats import frame as ff
-from .formats.describe import chunk_codec
-from .frame import open_frame
+from ..chunk import read as _chunk
+from ..errors import FormatError
+from ..formats import frame as ff
+from ..formats.describe import chunk_codec
+from ..frame.read import open_frame
 from .salvage import SCAN_MAX_NBYTES, Source, _load, _scan
 
 __all__ = ["Found", "scan"]

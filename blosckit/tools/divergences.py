@@ -33,9 +33,10 @@ from typing import Any, Callable
 
 import msgpack
 
-from .errors import FormatError
-from .formats import b2nd as fb
-from .formats.rules import OFFSETS
+from ..chunk.read import parse_chunk
+from ..errors import FormatError
+from ..formats import b2nd as fb
+from ..formats.rules import OFFSETS
 
 C_BLOSC2_SEEN = "3.3.5"
 C_BLOSC1_SEEN = "1.21.7"
@@ -102,7 +103,6 @@ def _split_not_whole_items(chunk: bytes, parsed) -> bool:
     if parsed is not None:
         return False
     try:
-        from .chunk import parse_chunk
         parse_chunk(chunk)
     except FormatError as exc:
         return getattr(exc, "rule", None) == "B3"
@@ -452,7 +452,6 @@ def reader_divergences(chunk, *, operation: str | None = None) -> list[Divergenc
     those of ``operation`` ("decompress" / "getitem") when given."""
     data = bytes(chunk)
     try:
-        from .chunk import parse_chunk
         parsed = parse_chunk(data)
     except FormatError:
         parsed = None

@@ -31,13 +31,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Union
 
-from . import chunk as _chunk
-from .compress import compress_special
-from .errors import FormatError
-from .formats import chunk as fc
-from .formats import frame as ff
-from .frame import _metalayers, open_frame
-from .frame_build import build_frame
+from ..chunk import read as _chunk
+from ..chunk.encode import compress_special
+from ..errors import FormatError
+from ..formats import chunk as fc
+from ..formats import frame as ff
+from ..frame.read import _metalayers, open_frame
+from ..frame.build import build_frame
 
 __all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_MAX_NBYTES"]
 

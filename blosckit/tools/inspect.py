@@ -28,14 +28,14 @@ from typing import Any, Callable, Generator, Iterable, Iterator, NamedTuple
 
 import msgpack
 
-from .chunk import Chunk, decompress, parse_chunk
-from .errors import FormatError, relocate_path
-from .formats import build, parse, walk
-from .formats import chunk as fc
-from .formats import b2nd as fb
-from .formats import frame as ff
-from .formats.describe import describe
-from .frame import Frame, open_frame
+from ..chunk.read import Chunk, decompress, parse_chunk
+from ..errors import FormatError, relocate_path
+from ..formats import build, parse, walk
+from ..formats import chunk as fc
+from ..formats import b2nd as fb
+from ..formats import frame as ff
+from ..formats.describe import describe
+from ..frame.read import Frame, open_frame
 
 __all__ = ["Node", "chunk_nodes", "frame_nodes"]
 

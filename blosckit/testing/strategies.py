@@ -1,0 +1,457 @@
+"""hypothesis strategies for Blosc chunks and Blosc2 frames, for the people
+who test Blosc readers (needs the ``fuzz`` extra: ``pip install blosckit[fuzz]``).
+
+* :func:`chunks` draws ``(data, chunk)``: a valid chunk and the bytes a
+  correct reader decodes it to, over every codec, filter pipeline (with
+  metas), typesize, blocksize, split mode, dictionary, memcpyed and special
+  chunk, VL-block chunk, both formats, and layouts only the low-level
+  builder makes (blocks stored out of order, raw and run-length streams).
+* :func:`frames` draws ``(chunks_data, frame)``: a contiguous frame and each
+  chunk's decoded bytes, with metalayers, vlmetalayers and special chunks,
+  or an n-d array (b2nd) frame; :func:`sframes` the same as sparse-frame
+  files.
+* :func:`corrupt` mutates drawn blobs where the format is fragile: the
+  fields the declarations in :mod:`blosckit.formats` name (set to boundary
+  values), msgpack markers, truncation, splices of two blobs, random bytes.
+
+Strategies shrink toward small data and few chunks.  ``compatible_with=
+"c-blosc2"`` keeps only what C-Blosc2 reads identically, decided by the
+known-divergences table (:mod:`blosckit.divergences`).
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+from typing import Any, Callable, Iterable, Sequence
+
+import msgpack
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from ..chunk.build import build_chunk
+from ..chunk.encode import compress, compress_special, compress_vlblocks
+from ..chunk.read import decompress
+from ..errors import FormatError
+from ..formats import b2nd as fb
+from ..formats.frame import looks_like_frame
+from ..frame.b2nd import chunk_data, compress_b2nd
+from ..frame.build import build_frame
+from ..frame.read import open_frame
+from ..frame.sframe import sframe_files
+from ..tools import divergences
+from ..tools import inspect as _inspect
+
+__all__ = ["chunks", "frames", "sframes", "corrupt", "targets", "CODECS", "FORMATS"]
+
+CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
+FORMATS = ("blosc1", "blosc2")
+KINDS = ("compressed", "special", "vlblocks", "lowlevel")
+_LOSSY = ("trunc_prec",)
+_FILTER_NAMES = ("shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta")
+_SPLITMODES = ("always", "never", "auto", "forward_compat")
+_DICT_MIN = 16 << 10
+_INDEX = re.compile(r"\[[^\]]*\]")     # [3], ['name']: one kind of field
+
+
+def _check(name: str, value, allowed: Iterable) -> None:
+    allowed = tuple(allowed)
+    bad = [v for v in (value if isinstance(value, (list, tuple)) else [value])
+           if v not in allowed]
+    if bad:
+        raise InvalidArgument(f"{name}={value!r}: {bad[0]!r} is not one of {allowed}")
+
+
+# ---------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------
+
+@st.composite
+def _data(draw, max_nbytes: int, typesize: int, min_nbytes: int = 0) -> bytes:
+    """Bytes that shrink toward few items: runs, ramps, noise or a mix, so
+    codecs and filters meet both easy and hard input."""
+    top = max(0, max_nbytes // typesize)
+    nitems = draw(st.integers(min(top, -(-min_nbytes // typesize)), top))
+    shape = draw(st.sampled_from(("ramp", "runs", "noise", "zeros")))
+    n = nitems * typesize
+    if shape == "zeros":
+        return bytes(n)
+    if shape == "noise":
+        return draw(st.binary(min_size=n, max_size=n))
+    if shape == "ramp":
+        start = draw(st.integers(0, 255))
+        return bytes((start + i // typesize) & 0xFF if i % typesize == 0 else 0
+                     for i in range(n))
+    run = draw(st.integers(1, 64))
+    value = draw(st.integers(0, 255))
+    return bytes(value if (i // run) % 2 else 0 for i in range(n))
+
+
+# ---------------------------------------------------------------------------
+# Chunks
+# ---------------------------------------------------------------------------
+
+@st.composite
+def _pipeline(draw, typesize: int, fmt: str) -> tuple:
+    """A filter pipeline with metas: at most one of shuffle/bitshuffle for
+    Blosc1, up to 6 slots for Blosc2."""
+    if fmt == "blosc1":
+        return (draw(st.sampled_from(("shuffle", "bitshuffle", "nofilter"))),)
+    n = draw(st.integers(0, 3))
+    out: list[Any] = []
+    for _ in range(n):
+        name = draw(st.sampled_from(_FILTER_NAMES))
+        if name == "trunc_prec":
+            if typesize not in (4, 8):
+                continue
+            out.append((name, draw(st.integers(1, 23 if typesize == 4 else 52))))
+        elif name == "shuffle" and typesize > 1 and draw(st.booleans()):
+            out.append((name, draw(st.integers(1, typesize))))    # bytes of each item
+        else:
+            out.append(name)
+    return tuple(out) or ("nofilter",)
+
+
+def _lossy(filters) -> bool:
+    """A pipeline that drops bits (frames want data that reads back whole)."""
+    return any(isinstance(f, tuple) and f[0] in _LOSSY for f in filters)
+
+
+@st.composite
+def _compressed(draw, codecs, fmt, max_nbytes) -> tuple[bytes, bytes]:
+    codec = draw(st.sampled_from(codecs))
+    typesize = draw(st.sampled_from((1, 2, 4, 8)) | st.integers(1, 255))
+    # a dictionary is trained only from 16 KiB of input on
+    use_dict = fmt == "blosc2" and codec in ("lz4", "lz4hc", "zstd") and draw(st.booleans())
+    data = draw(_data(max_nbytes, typesize, _DICT_MIN if use_dict else 0))
+    filters = draw(_pipeline(typesize, fmt))
+    kw: dict[str, Any] = dict(typesize=typesize, codec=codec, clevel=draw(st.integers(0, 9)),
+                              filters=filters, format=fmt)
+    if fmt == "blosc2":
+        kw["splitmode"] = draw(st.sampled_from(_SPLITMODES))
+        kw["dict"] = use_dict
+        if draw(st.booleans()):
+            kw["blocksize"] = draw(st.sampled_from((16, 64, 256, 4096))) * typesize
+    chunk = compress(data, **kw)
+    lossy = _lossy(filters)
+    return (decompress(chunk) if lossy else data), chunk
+
+
+@st.composite
+def _special(draw, max_nbytes) -> tuple[bytes, bytes]:
+    kind = draw(st.sampled_from(("zeros", "nan", "value", "uninit")))
+    typesize = draw(st.sampled_from((4, 8))) if kind == "nan" else draw(st.integers(1, 16))
+    least = 1 if kind == "value" else 0          # a value chunk holds at least one item
+    nbytes = draw(st.integers(least, max(least, max_nbytes // typesize))) * typesize
+    if kind == "value":
+        value = draw(st.binary(min_size=typesize, max_size=typesize))
+        return value * (nbytes // typesize), compress_special("value", nbytes,
+                                                              typesize=typesize, value=value)
+    chunk = compress_special(kind, nbytes, typesize=typesize)
+    if kind == "nan":
+        unit = struct.pack("<f" if typesize == 4 else "<d", math.nan)
+        return unit * (nbytes // typesize), chunk
+    # uninit: no defined content; blosckit (like a zeroed buffer) gives zeros
+    return bytes(nbytes), chunk
+
+
+@st.composite
+def _vlblocks(draw, codecs, max_nbytes) -> tuple[bytes, bytes]:
+    n = draw(st.integers(1, 4))
+    blocks = [draw(st.binary(min_size=1, max_size=max(1, max_nbytes // n))) for _ in range(n)]
+    chunk = compress_vlblocks(blocks, typesize=1, codec=draw(st.sampled_from(codecs)),
+                              clevel=draw(st.integers(0, 9)), filters=())
+    return b"".join(blocks), chunk
+
+
+def _stream(block: bytes) -> dict:
+    """A raw stream, or a run-length stream when the block is one byte value
+    (a zero run is csize 0)."""
+    if block and block.count(block[0]) == len(block):
+        if block[0] == 0:
+            return {"csize": 0, "token": None, "cdata": None}
+        return {"csize": -block[0], "token": 1, "cdata": None}
+    return {"csize": len(block), "token": None, "cdata": block}
+
+
+@st.composite
+def _lowlevel(draw, max_nbytes) -> tuple[bytes, bytes]:
+    """Valid layouts writers rarely make: version-5 chunks of raw and run
+    streams whose blocks are stored in any order (bstarts unsorted)."""
+    blocksize = draw(st.sampled_from((8, 16, 64)))
+    nblocks = draw(st.integers(1, max(1, min(8, max_nbytes // blocksize))))
+    data = b"".join(draw(st.sampled_from((bytes(blocksize), b"\x07" * blocksize)) |
+                         st.binary(min_size=blocksize, max_size=blocksize))
+                    for _ in range(nblocks))
+    blocks = [[_stream(data[j * blocksize:(j + 1) * blocksize])] for j in range(nblocks)]
+    order = draw(st.permutations(range(nblocks)))
+    header = {"version": 5, "versionlz": 1,
+              "flags": {"compformat": 0, "dont_split": True, "delta": False,
+                        "bitshuffle": True, "memcpyed": False, "shuffle": True},
+              "typesize": 1, "nbytes": len(data), "blocksize": blocksize, "cbytes": None,
+              "extended": {"filters": [0] * 6, "udcodec": 0, "compcode_meta": 0,
+                           "filters_meta": [0] * 6,
+                           "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
+                           "blosc2_flags": {"instrumented": False, "special": 0,
+                                            "lazy": False, "unimplemented": False,
+                                            "big_endian": False, "use_dict": False}}}
+    start = 32 + 4 * nblocks
+    sizes = [sum(4 + (1 if s["token"] is not None else 0) + (len(s["cdata"] or b""))
+                 for s in b) for b in blocks]
+    bstarts = [0] * nblocks
+    for j in order:                        # lay the blocks out in the drawn order
+        bstarts[j] = start
+        start += sizes[j]
+    return data, build_chunk(header, blocks, bstarts=bstarts)
+
+
+def chunks(*, codecs: Sequence[str] | None = None, format: str | None = None,
+           max_nbytes: int = 32768, compatible_with: str | None = None,
+           kinds: Sequence[str] = KINDS) -> st.SearchStrategy[tuple[bytes, bytes]]:
+    """``(data, chunk)`` pairs: ``chunk`` is valid and blosckit decompresses
+    it to ``data`` (for lossy filters, ``data`` is what they keep).
+
+    ``codecs`` narrows the codec names (default all; snappy makes Blosc1
+    chunks only), ``format`` picks ``"blosc1"`` or ``"blosc2"``
+    chunks (default both), ``max_nbytes`` bounds the decoded size in bytes,
+    ``kinds`` the makers (``"compressed"``, ``"special"``, ``"vlblocks"``,
+    ``"lowlevel"``: unusual layouts from :func:`blosckit.build_chunk`), and
+    ``compatible_with="c-blosc2"`` keeps only chunks C-Blosc2 3.3.5 decodes
+    to ``data`` (no known divergence applies)."""
+    names = tuple(codecs) if codecs is not None else CODECS + ("snappy",)
+    _check("codecs", names, CODECS + ("snappy",))
+    if format is not None:
+        _check("format", format, FORMATS)
+    _check("kinds", tuple(kinds), KINDS)
+    if compatible_with not in (None, "c-blosc2"):
+        raise InvalidArgument(f"compatible_with={compatible_with!r}: only 'c-blosc2'")
+    if not isinstance(max_nbytes, int) or max_nbytes < 0:
+        raise InvalidArgument(f"max_nbytes={max_nbytes!r} must be a non-negative int")
+    if not names:
+        raise InvalidArgument("codecs=(): at least one codec")
+    fmts = (format,) if format is not None else FORMATS
+    parts = []
+    for fmt in fmts:
+        usable = tuple(c for c in names if fmt == "blosc1" or c != "snappy")
+        if "compressed" in kinds and usable:
+            parts.append(_compressed(usable, fmt, max_nbytes))
+    blosc2_only = [k for k in kinds if k != "compressed"] if "blosc2" in fmts else []
+    b2_codecs = tuple(c for c in names if c != "snappy")
+    for k in blosc2_only:
+        if k == "special":
+            parts.append(_special(max_nbytes))
+        elif k == "vlblocks" and b2_codecs:
+            parts.append(_vlblocks(b2_codecs, max_nbytes))
+        elif k == "lowlevel":
+            parts.append(_lowlevel(max_nbytes))
+    if not parts:
+        raise InvalidArgument("no chunk kind fits these constraints")
+    out = st.one_of(*parts)
+    if compatible_with == "c-blosc2":
+        out = out.filter(lambda pair: not divergences.reader_divergences(pair[1]))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Frames
+# ---------------------------------------------------------------------------
+
+_NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) |
+                       st.text(max_size=12), lambda kids: st.lists(kids, max_size=3),
+                       max_leaves=6)
+
+
+@st.composite
+def _frame(draw, max_chunks: int, layouts: tuple[int, ...]) -> tuple[list[bytes], bytes]:
+    typesize = draw(st.sampled_from((1, 2, 4, 8)))
+    codec = draw(st.sampled_from(CODECS))
+    chunk_items = draw(st.integers(1, 256))
+    chunksize = chunk_items * typesize
+    n = draw(st.integers(1, max_chunks))
+    filters = draw(_pipeline(typesize, "blosc2").filter(lambda f: not _lossy(f)))
+    datas, stored = [], []
+    for i in range(n):
+        size = chunksize if i < n - 1 else draw(st.integers(1, chunk_items)) * typesize
+        special = draw(st.sampled_from((None, None, None, "zeros", "nan", "uninit")))
+        if special == "nan" and typesize not in (4, 8):
+            special = "zeros"
+        if special is not None:
+            c = compress_special(special, size, typesize=typesize)
+            datas.append(decompress(c))
+        else:
+            d = _fill(draw, size)
+            c = compress(d, typesize=typesize, codec=codec, filters=filters,
+                         clevel=draw(st.integers(1, 9)))
+            datas.append(d)
+        stored.append(c)
+    layout = draw(st.sampled_from(layouts))
+    meta = draw(st.dictionaries(_NAMES.filter(lambda s: s not in fb.NAMES), _VALUES,
+                                max_size=3 if layout != 11 else 0))     # 11: no metalayers
+    vlmeta = draw(st.dictionaries(_NAMES, _VALUES, max_size=3))
+    frame = build_frame(stored, chunksize=chunksize, layout=layout,
+                        metalayers={k: msgpack.packb(v) for k, v in meta.items()},
+                        vlmetalayers={k: msgpack.packb(v) for k, v in vlmeta.items()})
+    return datas, frame
+
+
+@st.composite
+def _b2nd_frame(draw, max_chunks: int) -> tuple[list[bytes], bytes]:
+    """An n-d array frame: small extents, edge chunks and blocks, blocks
+    wider than chunks, 0-d arrays, empty ones, and now and then 16
+    dimensions (most of them 1, so the grid stays small)."""
+    ndim = draw(st.sampled_from((1, 2, 3, 0, 1, 2, 16)))
+    shape, cshape, bshape = [], [], []
+    for d in range(ndim):
+        s = draw(st.integers(0, 6)) if ndim < 16 or d >= 14 else 1
+        c = draw(st.integers(1, max(s, 1) + 1))
+        b = draw(st.integers(1, c + 1))
+        shape.append(s)
+        cshape.append(c)
+        bshape.append(b)
+    if math.prod(fb.chunk_grid(shape, cshape)) > max_chunks:
+        cshape = [max(s, 1) for s in shape]           # one chunk per dimension
+        bshape = [min(b, c) for b, c in zip(bshape, cshape)]
+    ts = draw(st.sampled_from((1, 2, 4, 8)))
+    dtype = {1: "|u1", 2: "<i2", 4: "<f4", 8: "<f8"}[ts]
+    data = _fill(draw, math.prod(shape) * ts)
+    codec = draw(st.sampled_from(CODECS))
+    filters = draw(_pipeline(ts, "blosc2").filter(lambda f: not _lossy(f)))
+    frame = compress_b2nd(data, shape=shape, dtype=dtype, chunkshape=cshape,
+                          blockshape=bshape, codec=codec, clevel=draw(st.integers(1, 9)),
+                          filters=filters)
+    return chunk_data(data, shape, cshape, bshape, ts), frame
+
+
+def _fill(draw, size: int) -> bytes:
+    """``size`` bytes that shrink toward zeros."""
+    head = draw(st.binary(max_size=min(size, 64)))
+    return (head * (size // max(1, len(head)) + 1))[:size] if head else bytes(size)
+
+
+LAYOUTS = (14, 13, 12, 11)
+
+
+def frames(*, max_chunks: int = 8, compatible_with: str | None = None,
+           layouts: Sequence[int] = LAYOUTS, b2nd: bool = True
+           ) -> st.SearchStrategy[tuple[list[bytes], bytes]]:
+    """``(chunks_data, frame)`` pairs: a valid contiguous frame and each
+    chunk's decoded bytes (what python-blosc2's ``schunk[:]`` joins).
+
+    Super-chunk frames come with metalayers and vlmetalayers (msgpack
+    values, as python-blosc2 stores them) and zeros / NaN / uninit chunks
+    stored as special offsets; with ``b2nd`` (the current layout only) also
+    n-d array frames: 0 to 3 or 16 dimensions, edge chunks and blocks,
+    blocks wider than chunks, empty arrays (a chunk's data is then its
+    padded bytes).  ``max_chunks`` bounds the chunk count; ``layouts`` the
+    header layouts drawn (14 elements today; 13, 12 and 11 in frames
+    written before 2021); ``compatible_with="c-blosc2"`` keeps frames
+    C-Blosc2 and python-blosc2 read alike (the current layout, no uninit
+    chunks: C-Blosc2 leaves their bytes undefined, no frame divergence).
+    :func:`sframes` gives the same frames as sparse-frame files."""
+    if not isinstance(max_chunks, int) or max_chunks < 1:
+        raise InvalidArgument(f"max_chunks={max_chunks!r} must be a positive int")
+    if compatible_with not in (None, "c-blosc2"):
+        raise InvalidArgument(f"compatible_with={compatible_with!r}: only 'c-blosc2'")
+    _check("layouts", tuple(layouts), LAYOUTS)
+    if not layouts:
+        raise InvalidArgument("layouts=(): at least one header layout")
+    out = _frame(max_chunks, tuple(layouts))
+    if b2nd and 14 in layouts:
+        out = st.one_of(out, _b2nd_frame(max_chunks))
+    if compatible_with == "c-blosc2":
+        out = out.filter(_c_blosc2_frame)
+    return out
+
+
+def sframes(*, max_chunks: int = 8, compatible_with: str | None = None, b2nd: bool = True
+            ) -> st.SearchStrategy[tuple[list[bytes], dict[str, bytes]]]:
+    """``(chunks_data, files)``: the frames of :func:`frames` (current
+    layout) as sparse frames, ``files`` mapping each file name of the
+    directory (``chunks.b2frame``, ``00000000.chunk``, ...) to its bytes.
+    Write them into an empty directory to open it (``open_frame(path)``,
+    ``blosc2.open(path)``)."""
+    return frames(max_chunks=max_chunks, compatible_with=compatible_with, layouts=(14,),
+                  b2nd=b2nd).map(lambda pair: (pair[0], sframe_files(pair[1])))
+
+
+def _c_blosc2_frame(pair) -> bool:
+    f = open_frame(pair[1])
+    if "uninit" in f.offsets or divergences.frame_divergences(f):
+        return False
+    return not any(divergences.reader_divergences(f.chunk(i)) for i in range(f.nchunks)
+                   if isinstance(f.offsets[i], int))
+
+
+# ---------------------------------------------------------------------------
+# Corruption
+# ---------------------------------------------------------------------------
+
+def targets(blob: bytes) -> list[tuple[str, int, int, str]]:
+    """``(path, offset, size, byte order)`` of every field the declarations
+    name in ``blob`` (a chunk or a frame; as far as it parses), for
+    format-aware mutation."""
+    nodes = (_inspect.frame_nodes(blob) if looks_like_frame(blob)
+             else _inspect.chunk_nodes(blob))
+    out = []
+    try:
+        for n in nodes:
+            if n.size and n.size <= 8 and n.bit is None:
+                order = ">" if n.path.startswith(("frame.header", "frame.metalayers",
+                                                  "frame.trailer")) else "<"
+                out.append((n.path, n.offset, n.size, order))
+    except (FormatError, IndexError):
+        pass                            # a damaged blob: the fields before the damage
+    return out
+
+
+def _boundary(size: int) -> list[int]:
+    top = (1 << (8 * size)) - 1
+    return sorted({0, 1, top, top >> 1, (top >> 1) + 1, top - 1})
+
+
+@st.composite
+def _mutate(draw, blob: bytes, other: bytes,
+            observe: Callable[[str], None] | None) -> bytes:
+    how = draw(st.sampled_from(("field", "field", "field", "marker", "truncate", "splice",
+                                "bytes")))
+    fields = targets(blob) if how in ("field", "marker") else []
+    if how == "marker":
+        fields = [f for f in fields if f[0].rsplit(".", 1)[-1].endswith("marker")] or fields
+    if fields:
+        # a kind of field first, then one of its instances: the header of
+        # the one b2nd metalayer is as likely a target as a chunk header
+        kinds: dict[str, list] = {}
+        for f in fields:
+            kinds.setdefault(_INDEX.sub("[]", f[0]), []).append(f)
+        path, at, size, order = draw(st.sampled_from(kinds[draw(st.sampled_from(list(kinds)))]))
+        value = draw(st.sampled_from(_boundary(size)) | st.integers(0, (1 << 8 * size) - 1))
+        if observe is not None:
+            observe(path)
+        return blob[:at] + value.to_bytes(size, "big" if order == ">" else "little") \
+            + blob[at + size:]
+    if how == "truncate" or not blob:
+        return blob[:draw(st.integers(0, max(0, len(blob) - 1)))]
+    if how == "splice":
+        cut = draw(st.integers(0, len(blob)))
+        return blob[:cut] + other[draw(st.integers(0, len(other))):]
+    at = draw(st.integers(0, len(blob) - 1))
+    noise = draw(st.binary(min_size=1, max_size=8))
+    return blob[:at] + noise + blob[at + len(noise):]
+
+
+def corrupt(blobs: st.SearchStrategy[bytes] | Sequence[bytes], *,
+            observe: Callable[[str], None] | None = None) -> st.SearchStrategy[bytes]:
+    """Blobs drawn from ``blobs`` (a strategy, or a list of blobs) and then
+    damaged once: a declared field set to a boundary or random value, a
+    msgpack marker changed, a truncation, a splice with a second blob, or a
+    few random bytes.  ``observe``, when given, is called with the path of
+    each field mutated (for coverage counts)."""
+    source = blobs if isinstance(blobs, st.SearchStrategy) else st.sampled_from(list(blobs))
+
+    @st.composite
+    def _one(draw):
+        blob = bytes(draw(source))
+        other = bytes(draw(source))
+        return draw(_mutate(blob, other, observe))
+    return _one()
