@@ -53,39 +53,21 @@ _STRUCTURAL = ("chunk.header.version", "chunk.header.cbytes", "chunk.header.nbyt
 # Reading: header, bstarts and dictionary, rule by rule
 # ---------------------------------------------------------------------------
 
-def _flags_to_slots(flags: int) -> tuple[list[int], list[int]]:
-    """Blosc1 flag-style filters placed in slots the way C-Blosc2 does."""
-    slots = [0] * 6
-    if flags & fc.FLAG_SHUFFLE:
-        slots[5] = 1
-    if flags & fc.FLAG_BITSHUFFLE:
-        slots[5] = 2
-    if flags & fc.FLAG_DELTA:
-        slots[4] = 3
-    return slots, [0] * 6
-
-
 def _read_extended(v: ChunkView, mv: memoryview) -> None:
-    if not v.extended:
-        v.slots, v.metas = _flags_to_slots(v.flags)
-        v.udcodec = v.compcode_meta = v.flags2 = v.b2flags = 0
-    elif v.n < fc.LEN_EXTENDED:          # H7 is reported; read nothing more
-        v.slots, v.metas = [0] * 6, [0] * 6
-        v.udcodec = v.compcode_meta = v.flags2 = v.b2flags = 0
-    elif v.version in fc.EXTENDED_HEADERS:     # the alpha layout
-        x = fc.FAST_EXTENDED_ALPHA.unpack_from(mv, fc.LEN_HEADER)
-        v.slots, v.metas = list(x[0:5]) + [0], list(x[6:11]) + [0]
-        v.udcodec = v.compcode_meta = v.flags2 = 0
-        v.b2flags = x[12]
+    if v.extended:
+        # all 0 when the input ends inside the extended header (H7 says so)
+        r = fc.raw_header(mv)
+        v.slots, v.metas = list(r.filters), list(r.filters_meta)
+        v.udcodec, v.compcode_meta = r.udcodec, r.compcode_meta
+        v.flags2, v.b2flags = r.blosc2_flags2, r.blosc2_flags
     else:
-        x = fc.FAST_EXTENDED.unpack_from(mv, fc.LEN_HEADER)
-        v.slots, v.udcodec, v.compcode_meta = list(x[0:6]), x[6], x[7]
-        v.metas, v.flags2, v.b2flags = list(x[8:14]), x[14], x[15]
+        v.slots, v.metas = fc.blosc1_slots(v.flags), [0] * fc.NUM_FILTER_SLOTS
+        v.udcodec = v.compcode_meta = v.flags2 = v.b2flags = 0
     b2 = v.b2flags
     v.use_dict = bool(b2 & fc.B2_DICT)
     v.lazy = bool(b2 & fc.B2_LAZY)
     v.instr = bool(b2 & fc.B2_INSTR)
-    v.special = (b2 >> fc.B2_SPECIAL_SHIFT) & 0x07
+    v.special = fc.special_kind(b2)
     v.vl = bool(v.flags2 & fc.F2_VL_BLOCKS)
 
 
@@ -114,9 +96,9 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     v.n, v.max_nbytes = n, max_nbytes
     (v.version, v.versionlz, v.flags, v.typesize, v.nbytes, v.hdr_blocksize,
      v.cbytes) = fc.FAST_HEADER.unpack_from(mv, 0)
-    v.extended = v.flags & fc.FLAGS_EXTENDED == fc.FLAGS_EXTENDED
+    v.extended = fc.extended_flags(v.flags)
     v.overhead = fc.LEN_EXTENDED if v.extended else fc.LEN_HEADER
-    v.compformat = v.flags >> 5
+    v.compformat = fc.compformat(v.flags)
     v.memcpyed = bool(v.flags & fc.FLAG_MEMCPYED)
     v.legacy = v.version <= 2
     v.blocksize = v.hdr_blocksize
@@ -287,7 +269,7 @@ def _pipeline(v: ChunkView, sink: Sink) -> list[tuple[Any, int, int]]:
     """``(decoder, meta, filter id)`` in decode order; an unknown filter is
     reported as T-filter."""
     pipeline = []
-    for slot in range(5, -1, -1):
+    for slot in reversed(range(fc.NUM_FILTER_SLOTS)):
         fid = v.slots[slot]
         if fid not in _filters.DECODERS:
             if v.extended:
@@ -310,7 +292,7 @@ def _pipeline(v: ChunkView, sink: Sink) -> list[tuple[Any, int, int]]:
 def _decodable(v: ChunkView, mv: memoryview, sink: Sink) -> None:
     """The checks every decode starts with (lazy, instrumented, codec format 7)."""
     sink.run(fc.DECODABLE_RULES, v, mv)
-    if v.compformat == 7 and not v.memcpyed and not v.special:
+    if v.compformat == enums.COMPFORMAT_SCHUNK and not v.memcpyed and not v.special:
         sink("codec format 7 is defined by a super-chunk, not by the chunk",
              fc.OFFSETS["chunk.header.flags.compformat"], "chunk.header.flags.compformat",
              rule=fc.T_CODEC)
@@ -410,8 +392,7 @@ class _Decoder:
         """Walk and decode the streams of block ``j`` into ``out``; False after
         the first problem of the block (reported to ``sink``)."""
         v, src = self.v, self.src
-        leftover = bsize != v.blocksize
-        nstreams = v.typesize if (v.split and not leftover) else 1
+        nstreams = fc.streams_in_block(v.split, v.typesize, bsize, v.blocksize)
         neblock = bsize // nstreams
         pos = v.bstarts[j]
         end = v.cbytes

@@ -14,11 +14,10 @@ from typing import Any
 import construct as cs
 
 from ..errors import FormatError
+from .layout import ConstMismatch, Field, Layout, inner, struct_code
 
 __all__ = ["parse", "build", "fast_format", "fast_parser", "ConstMismatch", "field_offset",
-           "field_offsets",
-           "walk", "FlatLayout",
-           "MissingContext", "ctx_get", "inner"]
+           "field_offsets", "walk", "Layout", "Field", "MissingContext", "ctx_get", "inner"]
 
 
 class MissingContext(TypeError):
@@ -155,36 +154,6 @@ def _join(path: str, e: cs.ConstructError) -> str:
 # Fast paths derived from fixed-size declarations
 # ---------------------------------------------------------------------------
 
-_SIMPLE = {
-    cs.Int8ul: "B", cs.Int8sl: "b", cs.Int16ul: "H", cs.Int16sl: "h",
-    cs.Int32ul: "I", cs.Int32sl: "i", cs.Int64ul: "Q", cs.Int64sl: "q",
-    cs.Int8ub: "B", cs.Int16ub: "H", cs.Int32ub: "I", cs.Int64ub: "Q",
-    cs.Int8sb: "b", cs.Int16sb: "h", cs.Int32sb: "i", cs.Int64sb: "q",
-}
-
-
-def inner(sub: cs.Construct) -> cs.Construct:
-    """``sub`` without the naming and doc wrappers around it."""
-    while isinstance(sub, cs.Renamed):
-        sub = sub.subcon
-    return sub
-
-
-def _code(sub: cs.Construct) -> str:
-    sub = inner(sub)
-    if sub in _SIMPLE:
-        return _SIMPLE[sub]
-    if isinstance(sub, cs.FormatField):
-        return sub.fmtstr[1:]
-    if isinstance(sub, cs.Array) and isinstance(sub.count, int):
-        return _code(sub.subcon) * sub.count
-    if isinstance(sub, (cs.Transformed, cs.Restreamed)) and sub.sizeof() == 1:
-        return "B"    # BitStruct of one byte: the fast path reads the raw byte
-    if isinstance(sub, cs.Bytes) and isinstance(sub.length, int):
-        return f"{sub.length}s"
-    raise TypeError(f"no struct code for {sub!r}")
-
-
 def fast_format(con: cs.Construct, endian: str = "<") -> _struct.Struct:
     """A ``struct.Struct`` equivalent to the fixed-size Struct ``con`` (or to
     one fixed-size field such as an ``Int32sl``).
@@ -194,7 +163,7 @@ def fast_format(con: cs.Construct, endian: str = "<") -> _struct.Struct:
     check each one against its declaration.
     """
     subs = inner(con).subcons if isinstance(inner(con), cs.Struct) else [con]
-    fmt = endian + "".join(_code(s) for s in subs)
+    fmt = endian + "".join(struct_code(s) for s in subs)
     s = _struct.Struct(fmt)
     assert s.size == con.sizeof(), (fmt, con.sizeof())
     return s
@@ -209,11 +178,6 @@ def _bit_fields(bits: cs.Construct) -> list[tuple[str, int, int, bool]]:
         shift -= width
         out.append((sub.name, shift, (1 << width) - 1, inner(sub) is cs.Flag))
     return out
-
-
-class ConstMismatch(Exception):
-    """A constant of the declaration differs in the input (the caller then
-    parses with construct to name the field)."""
 
 
 def _compile(con: cs.Construct) -> tuple[str, Any]:
@@ -232,7 +196,7 @@ def _compile(con: cs.Construct) -> tuple[str, Any]:
             codes += f"{len(sub_in.value)}s"
             steps.append((sub.name, 1, ("const", sub_in.value)))
         elif isinstance(sub_in, cs.Array):
-            codes += _code(sub_in)
+            codes += struct_code(sub_in)
             steps.append((sub.name, sub_in.count, cs.ListContainer))
         elif isinstance(sub_in, cs.Transformed):
             codes += "B"
@@ -240,7 +204,7 @@ def _compile(con: cs.Construct) -> tuple[str, Any]:
             steps.append((sub.name, 1, lambda b, f=fields: cs.Container(
                 (n, bool(b >> sh & m) if flag else b >> sh & m) for n, sh, m, flag in f)))
         else:
-            codes += _code(sub_in)
+            codes += struct_code(sub_in)
             steps.append((sub.name, 1, None))
 
     def decode(values: tuple, k: int) -> tuple[cs.Container, int]:
@@ -280,65 +244,6 @@ def fast_parser(con: cs.Struct, endian: str = "<"):
         return decode(fmt.unpack_from(buf, offset), 0)[0]
     parse_fast.size = fmt.size      # type: ignore[attr-defined]
     return parse_fast
-
-
-class FlatLayout:
-    """A fixed-size Struct read as one flat tuple (one ``struct`` call),
-    derived from the declaration: ``index`` maps each field path
-    (``"general_flags.version"``) to its place; constants are checked by
-    position (:class:`ConstMismatch`); bit fields are cut from their byte.
-    For hot paths that need a few fields, not a Container."""
-
-    def __init__(self, con: cs.Construct, endian: str = "<"):
-        self.index: dict[str, tuple[int, int, int]] = {}     # path -> (pos, shift, mask)
-        consts: list[tuple[int, bytes]] = []
-        self._n = 0                   # values laid out so far
-        codes = self._walk(con, "", consts)
-        self.struct = _struct.Struct(endian + codes)
-        assert self.struct.size == con.sizeof()
-        self.const_pos = tuple(p for p, _ in consts)
-        self.const_val = tuple(v for _, v in consts)
-
-    def _walk(self, con: cs.Construct, prefix: str, consts: list) -> str:
-        codes = ""
-        for sub in inner(con).subcons:
-            sub_in = inner(sub)
-            name = prefix + sub.name
-            pos = self._n
-            if isinstance(sub_in, cs.Struct):
-                codes += self._walk(sub_in, name + ".", consts)
-                continue
-            if isinstance(sub_in, cs.Const):
-                consts.append((pos, sub_in.value))
-                code = f"{len(sub_in.value)}s"
-            elif isinstance(sub_in, cs.Transformed):
-                for bname, shift, mask, _flag in _bit_fields(sub_in.subcon):
-                    self.index[f"{name}.{bname}"] = (pos, shift, mask)
-                code = "B"
-            else:
-                code = _code(sub_in)
-            codes += code
-            count = len(_struct.Struct("<" + code).unpack(bytes(_struct.calcsize("<" + code))))
-            self._n += count
-            # arrays: (first value, how many, -2); plain values: (place, 0, -1)
-            self.index[name] = (pos, count, -2) if isinstance(sub_in, cs.Array) else (pos, 0, -1)
-        return codes
-
-    def read(self, buf, offset: int = 0) -> tuple:
-        """The flat values; ConstMismatch when a constant differs."""
-        values = self.struct.unpack_from(buf, offset)
-        if tuple(values[p] for p in self.const_pos) != self.const_val:
-            raise ConstMismatch("a constant differs")
-        return values
-
-    def getter(self, path: str):
-        """A function ``values -> the field's value`` (bit fields cut out)."""
-        pos, shift, mask = self.index[path]
-        if mask == -1:
-            return lambda values: values[pos]
-        if mask == -2:                  # an array: shift holds its length
-            return lambda values: list(values[pos:pos + shift])
-        return lambda values: (values[pos] >> shift) & mask
 
 
 def field_offset(con: cs.Struct, name: str) -> int:

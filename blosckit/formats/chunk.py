@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import functools
 import struct
+from typing import NamedTuple
 
 import construct as cs
 from construct import this
 
-from . import ctx_get, fast_format, fast_parser, field_offsets, inner
+from . import ctx_get, fast_format, fast_parser, inner
 from . import enums
+from .layout import Layout
 from .rules import OFFSETS, declare, fail, rule
 
 # ---------------------------------------------------------------------------
@@ -46,8 +48,14 @@ ChunkHeader = cs.Struct(
     "blocksize" / cs.Int32sl * "uncompressed bytes per block (VL-block chunks: number of blocks)",
     "cbytes" / cs.Int32sl * "size of the whole chunk, header included",
 )
-LEN_HEADER = ChunkHeader.sizeof()             # 16
-FLAG_SHUFFLE, FLAG_MEMCPYED, FLAG_BITSHUFFLE, FLAG_DELTA, FLAG_DONT_SPLIT = 1, 2, 4, 8, 16
+HEADER = Layout(ChunkHeader, "<", root="chunk.header")
+LEN_HEADER = HEADER.size             # 16
+# The flags byte's bits, from the declaration.
+FLAG_SHUFFLE = HEADER["flags.shuffle"].bits
+FLAG_MEMCPYED = HEADER["flags.memcpyed"].bits
+FLAG_BITSHUFFLE = HEADER["flags.bitshuffle"].bits
+FLAG_DELTA = HEADER["flags.delta"].bits
+FLAG_DONT_SPLIT = HEADER["flags.dont_split"].bits
 FLAGS_EXTENDED = FLAG_SHUFFLE | FLAG_BITSHUFFLE
 
 # ---------------------------------------------------------------------------
@@ -63,13 +71,11 @@ Blosc2Flags = cs.BitStruct(
     "big_endian" / cs.Flag * "bit 1: writer was big-endian (information only)",
     "use_dict" / cs.Flag * "bit 0: a dictionary section follows the bstarts",
 )
-B2_DICT, B2_LAZY, B2_INSTR, B2_SPECIAL_SHIFT = 0x01, 0x08, 0x80, 4
 
 Blosc2Flags2 = cs.BitStruct(
     "reserved" / cs.BitsInteger(7) * "bits 1-7: must be zero",
     "vl_blocks" / cs.Flag * "bit 0: variable-length blocks",
 )
-F2_VL_BLOCKS = 0x01
 
 # Version 4 onwards: six filter slots plus codec bytes.
 ExtendedHeader = cs.Struct(
@@ -93,6 +99,127 @@ ExtendedHeaderAlpha = cs.Struct(
 
 EXTENDED_HEADERS = {3: ExtendedHeaderAlpha}   # every other version: ExtendedHeader
 
+EXTENDED = Layout(ExtendedHeader, "<", root="chunk.header.extended", base=LEN_HEADER)
+EXTENDED_ALPHA = Layout(ExtendedHeaderAlpha, "<", root="chunk.header.extended",
+                        base=LEN_HEADER)
+EXTENDED_LAYOUTS = {3: EXTENDED_ALPHA}         # every other version: EXTENDED
+# The Blosc2 flag bytes' bits, from the declarations.
+B2_DICT = EXTENDED["blosc2_flags.use_dict"].bits
+B2_LAZY = EXTENDED["blosc2_flags.lazy"].bits
+B2_INSTR = EXTENDED["blosc2_flags.instrumented"].bits
+F2_VL_BLOCKS = EXTENDED["blosc2_flags2.vl_blocks"].bits
+F2_RESERVED = EXTENDED["blosc2_flags2.reserved"].bits
+
+
+NUM_FILTER_SLOTS = EXTENDED["filters"].count                  # 6
+# Blosc1 filter flags, placed in filter slots the way C-Blosc2 places them
+# (shuffle or bitshuffle last, delta before it).
+BLOSC1_FLAG_SLOTS = (
+    (FLAG_SHUFFLE, NUM_FILTER_SLOTS - 1, enums.lookup(enums.FILTERS, "shuffle")),
+    (FLAG_BITSHUFFLE, NUM_FILTER_SLOTS - 1, enums.lookup(enums.FILTERS, "bitshuffle")),
+    (FLAG_DELTA, NUM_FILTER_SLOTS - 2, enums.lookup(enums.FILTERS, "delta")),
+)
+
+
+def blosc1_slots(flags: int) -> list[int]:
+    """The filter slots a 16-byte header's flags byte stands for."""
+    slots = [0] * NUM_FILTER_SLOTS
+    for bit, slot, fid in BLOSC1_FLAG_SLOTS:
+        if flags & bit:
+            slots[slot] = fid
+    return slots
+
+
+class RawHeader(NamedTuple):
+    """What a chunk header's bytes say, read through the layouts with no
+    rule applied (for builders and predicates that look at headers of
+    chunks already read, or at candidates).  The extended fields are 0 (and
+    ``has_extended`` False) when the flags announce no extended header or
+    the bytes end before it; the alpha layout has no udcodec, compcode_meta
+    nor blosc2_flags2 (0)."""
+    version: int
+    versionlz: int
+    flags: int
+    typesize: int
+    nbytes: int
+    blocksize: int
+    cbytes: int
+    has_extended: bool
+    filters: tuple[int, ...]
+    filters_meta: tuple[int, ...]
+    udcodec: int
+    compcode_meta: int
+    blosc2_flags2: int
+    blosc2_flags: int
+
+    @property
+    def compformat(self) -> int:
+        return compformat(self.flags)
+
+    @property
+    def special(self) -> int:
+        return special_kind(self.blosc2_flags)
+
+    @property
+    def vl_blocks(self) -> bool:
+        return bool(self.blosc2_flags2 & F2_VL_BLOCKS)
+
+    @property
+    def six_slots(self) -> bool:
+        """The extended header has six filter slots and the codec bytes
+        (every version but the alpha one)."""
+        return self.has_extended and self.version not in EXTENDED_LAYOUTS
+
+
+def raw_header(buf, at: int = 0) -> RawHeader:
+    """The header at ``at`` of ``buf`` (at least 16 bytes there; struct.error
+    otherwise), as stored."""
+    h = HEADER.struct.unpack_from(buf, at)
+    flags = h[_FLAGS_AT]
+    if extended_flags(flags) and len(buf) - at >= LEN_EXTENDED:
+        lay = extended_layout(h[_VERSION_AT])
+        x = lay.struct.unpack_from(buf, at + lay.base)
+        ext = [get(x) for get in _RAW_EXT[lay]]
+        return RawHeader(*h, True, tuple(ext[0]) + (0,) * (NUM_FILTER_SLOTS - len(ext[0])),
+                         tuple(ext[1]) + (0,) * (NUM_FILTER_SLOTS - len(ext[1])), *ext[2:])
+    return RawHeader(*h, False, (0,) * NUM_FILTER_SLOTS, (0,) * NUM_FILTER_SLOTS, 0, 0, 0, 0)
+
+
+def extended_layout(version: int) -> Layout:
+    """The extended-header layout of chunk format ``version``."""
+    return EXTENDED_LAYOUTS.get(version, EXTENDED)
+
+
+def compformat(flags: int) -> int:
+    """The codec format held in the flags byte ``flags``."""
+    return HEADER["flags.compformat"].of(flags)
+
+
+def extended_flags(flags: int) -> bool:
+    """The header is 32 bytes: the flags byte has shuffle and bitshuffle set."""
+    return flags & FLAGS_EXTENDED == FLAGS_EXTENDED
+
+
+def special_kind(blosc2_flags: int) -> int:
+    """The special kind (formats.enums.SPECIALS) held in the blosc2_flags byte."""
+    return EXTENDED["blosc2_flags.special"].of(blosc2_flags)
+
+
+def streams_in_block(split: bool, typesize: int, bsize: int, blocksize: int) -> int:
+    """How many streams a block of ``bsize`` bytes has: ``typesize`` in a
+    split chunk, except for a short last block (``bsize`` != ``blocksize``),
+    which is one stream like every block of an unsplit chunk."""
+    return typesize if split and bsize == blocksize else 1
+
+
+_FLAGS_AT = HEADER["flags"].index
+_VERSION_AT = HEADER["version"].index
+_RAW_EXT = {lay: tuple((lambda values: 0) if name not in lay else lay.getter(name)
+                       for name in ("filters", "filters_meta", "udcodec", "compcode_meta",
+                                    "blosc2_flags2", "blosc2_flags"))
+            for lay in (EXTENDED, EXTENDED_ALPHA)}
+assert RawHeader._fields[:7] == tuple(n for n in HEADER.fields if "." not in n)
+
 
 def is_extended(flags) -> bool:
     """The header is 32 bytes when flags has shuffle and bitshuffle both set."""
@@ -110,11 +237,9 @@ assert ExtendedHeaderAlpha.sizeof() == ExtendedHeader.sizeof()
 
 # Field path -> offset, for every fixed field of both header layouts: the
 # offsets rules and errors report.
-OFFSETS.update(field_offsets(ChunkHeader, "chunk.header"))
-OFFSETS.update(field_offsets(ExtendedHeaderAlpha, "chunk.header.extended", LEN_HEADER))
-OFFSETS.update(field_offsets(ExtendedHeader, "chunk.header.extended", LEN_HEADER))
-OFFSETS["chunk.header"] = 0
-OFFSETS["chunk.header.extended"] = LEN_HEADER
+OFFSETS.update(HEADER.offsets())
+OFFSETS.update(EXTENDED_ALPHA.offsets())
+OFFSETS.update(EXTENDED.offsets())
 
 
 def switch_case(switch: cs.Switch, obj) -> cs.Construct:
@@ -164,9 +289,9 @@ LazyTrailer = cs.Struct(
 # Derived fast formats for hot paths (tests check each against its
 # declaration on random bytes).
 # ---------------------------------------------------------------------------
-FAST_HEADER = fast_format(ChunkHeader)            # <BBBBiii
-FAST_EXTENDED = fast_format(ExtendedHeader)       # <6BBB6BBB
-FAST_EXTENDED_ALPHA = fast_format(ExtendedHeaderAlpha)
+FAST_HEADER = HEADER.struct                       # <BBBBiii
+FAST_EXTENDED = EXTENDED.struct                   # <6BBB6BBB
+FAST_EXTENDED_ALPHA = EXTENDED_ALPHA.struct
 FAST_BSTART = fast_format(Bstarts.subcon)         # one bstart
 FAST_DSIZE = fast_format(DictSection.dsize)
 FAST_CSIZE = fast_format(Stream.csize)
@@ -363,7 +488,7 @@ _EXT = "chunk.header.extended"
 @rule("T-flags2", "error", _X + "blosc2_flags2", "chunk.md#rules-header",
       "blosc2_flags2 bits 1-7 are zero", needs=(_EXT,))
 def flags2_reserved_clear(v, src, sink):
-    if v.flags2 & ~F2_VL_BLOCKS & 0xFF:
+    if v.flags2 & F2_RESERVED:
         sink(f"reserved bits set in blosc2_flags2 ({v.flags2:#04x})")
 
 

@@ -28,6 +28,7 @@ COMPFORMATS = {
     7: "schunk",      # "defined in the super-chunk": never decodable alone
 }
 COMPFORMAT_UDCODEC = 6
+COMPFORMAT_SCHUNK = 7
 
 # Codec ids as the API, frames and the udcodec byte use them.
 CODECS = {

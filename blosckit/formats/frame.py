@@ -15,7 +15,8 @@ import struct
 
 import construct as cs
 
-from . import FlatLayout, fast_format, fast_parser, field_offset, field_offsets
+from . import fast_format, fast_parser, field_offset
+from .layout import Layout
 from .rules import OFFSETS, declare, rule
 
 MAGIC = b"b2frame\x00"
@@ -117,13 +118,12 @@ LEN_FIXED = {n: h.sizeof() for n, h in FRAME_HEADERS.items()}     # 87, 82, 64, 
 # The same layouts read through parsers derived from them (tested equal):
 # construct spends about 300 us on a header, these about 20.
 FAST_HEADERS = {n: fast_parser(h, ">") for n, h in FRAME_HEADERS.items()}
-FLAT_HEADERS = {n: FlatLayout(h, ">") for n, h in FRAME_HEADERS.items()}
+FLAT_HEADERS = {n: Layout(h, ">", root="frame.header") for n, h in FRAME_HEADERS.items()}
+HEADER = FLAT_HEADERS[14]                      # the current layout
 LAYOUT_WITH_METALAYERS = (14, 13, 12)          # 11 elements: no metalayer section
-MIN_FRAME_LEN = 2                               # the fixarray and magic markers, at least
 
 # Rules report the offsets of the current layout's fields.
-OFFSETS.update(field_offsets(FRAME_HEADERS[14], "frame.header"))
-OFFSETS["frame.header"] = 0
+OFFSETS.update(HEADER.offsets())
 
 # ---------------------------------------------------------------------------
 # specs/frame.md#metalayers -- the header's metalayers and the trailer's
@@ -132,9 +132,16 @@ OFFSETS["frame.header"] = 0
 
 MAX_METALAYERS = 16
 
+# A msgpack fixstr marker: three type bits and the string's length.
+FixStr = cs.BitStruct(
+    "kind" / cs.BitsInteger(3) * "bits 5-7: 0b101 for a msgpack fixstr",
+    "len_name" / cs.BitsInteger(5) * "bits 0-4: length of the name, 0..31",
+)
+FIXSTR_KIND = 0b101
+
 MetaEntry = cs.Struct(
-    "name_marker" / cs.Int8ub * "msgpack fixstr: 0xa0 | length of the name",
-    "name" / cs.Bytes(lambda c: c.name_marker & 0x1F) * "metalayer name",
+    "name_marker" / FixStr * "msgpack fixstr: 0xa0 | length of the name",
+    "name" / cs.Bytes(cs.this.name_marker.len_name) * "metalayer name",
     "offset_marker" / cs.Const(b"\xd2") * "msgpack int32",
     "offset" / cs.Int32sb * "where the value's bin32 starts (header: frame start; trailer: "
                             "trailer start)",
@@ -166,10 +173,31 @@ Metalayers = cs.Struct(
 
 # Fast paths derived from the fixed parts above (tests check the whole
 # walk against ``Metalayers`` / ``MetaValue``).
-FAST_META_HEAD = FlatLayout(MetalayersHead, ">")
-FAST_VALUES_HEAD = FlatLayout(ValuesHead, ">")
-FAST_ENTRY_TAIL = FlatLayout(cs.Struct(*MetaEntry.subcons[2:]), ">")
-FAST_VALUE_HEAD = FlatLayout(cs.Struct(*MetaValue.subcons[:2]), ">")
+FAST_META_HEAD = Layout(MetalayersHead, ">")
+FAST_VALUES_HEAD = Layout(ValuesHead, ">")
+NAME_MARKER = Layout(cs.Struct(*MetaEntry.subcons[:1]), ">")
+FAST_ENTRY_TAIL = Layout(cs.Struct(*MetaEntry.subcons[2:]), ">")
+FAST_VALUE_HEAD = Layout(cs.Struct(*MetaValue.subcons[:2]), ">")
+LEN_NAME_MARKER = NAME_MARKER.size
+
+
+def fixstr_len(marker: int) -> int | None:
+    """The name length a metalayer entry's marker byte gives, or None when
+    the byte is no msgpack fixstr."""
+    if NAME_MARKER["name_marker.kind"].of(marker) != FIXSTR_KIND:
+        return None
+    return NAME_MARKER["name_marker.len_name"].of(marker)
+
+
+def fixstr_marker(length: int) -> int:
+    """The fixstr marker byte of a name of ``length`` bytes (0..31)."""
+    byte = NAME_MARKER["name_marker.kind"].into(0, FIXSTR_KIND)
+    return NAME_MARKER["name_marker.len_name"].into(byte, length)
+
+
+def meta_entry_size(len_name: int) -> int:
+    """Bytes of one index entry whose name is ``len_name`` bytes long."""
+    return LEN_NAME_MARKER + len_name + FAST_ENTRY_TAIL.size
 
 # ---------------------------------------------------------------------------
 # specs/frame.md#trailer
@@ -191,8 +219,8 @@ TrailerTail = cs.Struct(
     "fingerprint" / cs.Bytes(16) * "the fingerprint, padded to the left",
 )
 LEN_TRAILER_TAIL = TrailerTail.sizeof()          # 23
-FAST_TRAILER_TAIL = FlatLayout(TrailerTail, ">")
-FAST_TRAILER_HEAD = FlatLayout(TrailerHead, ">")
+FAST_TRAILER_TAIL = Layout(TrailerTail, ">", root="frame.trailer")
+FAST_TRAILER_HEAD = Layout(TrailerHead, ">", root="frame.trailer")
 MIN_TRAILER_LEN = 25                              # what C-Blosc2 accepts at least
 
 # ---------------------------------------------------------------------------
@@ -201,8 +229,67 @@ MIN_TRAILER_LEN = 25                              # what C-Blosc2 accepts at lea
 
 Offset = cs.Int64sl
 FAST_OFFSET = fast_format(Offset)   # one entry of the decoded index
-SPECIAL_BIT = 1 << 63               # top bit of the top byte: a special chunk
-SPECIAL_KINDS = {1: "zeros", 2: "nan", 4: "uninit"}   # low bits of the top byte
+LEN_OFFSET = FAST_OFFSET.size
+
+# A special entry: a negative offset whose most significant byte (the last
+# of the little-endian int64) names the kind of data the chunk stands for.
+# C-Blosc2 writes 0x80 | kind in that byte and zeros below, and reads the
+# kind bits in the order zeros, uninit, nan.
+SpecialTop = cs.BitStruct(
+    "special" / cs.Flag * "bit 7: a special entry (the offset's sign bit)",
+    "reserved" / cs.BitsInteger(4) * "bits 3-6: never set by a writer",
+    "uninit" / cs.Flag * "bit 2: the chunk is uninitialised",
+    "nan" / cs.Flag * "bit 1: the chunk holds NaNs",
+    "zeros" / cs.Flag * "bit 0: the chunk holds zeros",
+)
+SpecialOffset = cs.Struct(
+    "low" / cs.Bytes(7) * "bytes 0-6: zero",
+    "top" / SpecialTop * "byte 7, the most significant: the kind",
+)
+SPECIAL_OFFSET = Layout(SpecialOffset, "<")
+_TOP = SPECIAL_OFFSET["top"]
+_TOP_SHIFT = 8 * _TOP.offset
+# kind name -> its bit in the top byte, in the order C-Blosc2 tests them
+SPECIAL_KIND_BITS = {kind: SPECIAL_OFFSET[f"top.{kind}"].bits
+                     for kind in ("zeros", "uninit", "nan")}
+# the top byte's kind code (its low bits) -> name; the codes are the chunk's
+# special kinds (formats.enums.SPECIALS)
+SPECIAL_KINDS = {bit: kind for kind, bit in SPECIAL_KIND_BITS.items()}
+_SPECIAL_FLAG = SPECIAL_OFFSET["top.special"].bits
+_KIND_BITS = sum(SPECIAL_KIND_BITS.values())
+
+
+def offset_top(entry: int) -> int:
+    """The most significant byte of an index entry (an int64)."""
+    return (entry >> _TOP_SHIFT) & _TOP.mask
+
+
+def special_kind(entry: int) -> str | None:
+    """The special kind an index entry stands for, as C-Blosc2 reads it
+    (the first of zeros, uninit, nan whose bit is set), or None: a chunk
+    offset (``entry`` >= 0) or a negative entry with no kind bit."""
+    if entry >= 0:
+        return None
+    top = offset_top(entry)
+    return next((kind for kind, bit in SPECIAL_KIND_BITS.items() if top & bit), None)
+
+
+def special_extra_bits(entry: int) -> int:
+    """The bits of a negative entry besides its sign bit and one kind bit:
+    reserved bits, a second kind bit, any bit of the lower bytes.  Writers
+    set none; a damaged entry does."""
+    top = offset_top(entry)
+    kind = special_kind(entry)
+    extra = (entry & ((1 << _TOP_SHIFT) - 1)) | (top & ~(_SPECIAL_FLAG | _KIND_BITS)) << _TOP_SHIFT
+    if kind is not None:
+        extra |= (top & _KIND_BITS & ~SPECIAL_KIND_BITS[kind]) << _TOP_SHIFT
+    return extra
+
+
+def special_offset(kind: str) -> int:
+    """The index entry (a negative int64) that stands for a chunk of ``kind``."""
+    top = _SPECIAL_FLAG | SPECIAL_KIND_BITS[kind]
+    return (top << _TOP_SHIFT) - (1 << 8 * LEN_OFFSET)
 
 # The sparse frame's chunk files: the index entry is the file number.
 SFRAME_INDEX = "chunks.b2frame"

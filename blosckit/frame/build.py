@@ -20,7 +20,7 @@ from ..formats import chunk as fc
 from ..formats import enums
 from ..formats import frame as ff
 
-__all__ = ["build_frame", "compress_frame", "INDEX_PARAMS"]
+__all__ = ["build_frame", "compress_frame", "compress_index"]
 
 FRAME_VERSION = 2            # what C-Blosc2 3.3 writes for regular chunks
 FRAME_VERSION_VL = 3         # frames of VL-block chunks
@@ -29,10 +29,13 @@ SPLITMODE_CODES = {"always": 0, "never": 1, "auto": 2, "forward_compat": 3}
 INDEX_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",),
                      splitmode="never", blocksize=16 * 1024)
 # special kind of a chunk header -> the special offset that stands for it
-_SPECIAL_OFFSET_CODES = {code: -(1 << 63) | (fcode << 56) for code, name in enums.SPECIALS.items()
-                         for fcode, fname in ff.SPECIAL_KINDS.items() if name == fname}
+_SPECIAL_OFFSET_CODES = {code: ff.special_offset(name) for code, name in enums.SPECIALS.items()
+                         if name in ff.SPECIAL_KIND_BITS}
 # vlmetalayer values: C-Blosc2's default compression parameters
 _VLMETA_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",))
+# the filter_flags shuffle choice: bitshuffle wins over shuffle
+_SHUFFLES = (enums.lookup(enums.FILTERS, "bitshuffle"), enums.lookup(enums.FILTERS, "shuffle"))
+_MAP_HEAD = ff.FAST_META_HEAD.size - ff.FAST_META_HEAD.offset("map_marker")
 _FORMAT_TO_CODEC = {f: c for c, f in enums.CODEC_FORMAT.items() if c != 2}   # lz4 for format 1
 
 
@@ -48,39 +51,49 @@ def _section(items: Mapping[str, bytes], section_start: int, idx_extra: int) -> 
         if not 0 < len(raw) <= 31:
             raise ValueError(f"metalayer name {name!r}: 1..31 bytes (a msgpack fixstr)")
         names.append(raw)
-    entry_sizes = [1 + len(n) + 1 + 4 for n in names]
-    head = 1 + 3 + 3                                   # fixarray, uint16 idx, map16
-    values_at = section_start + head + sum(entry_sizes) + 3
+    entry_sizes = [ff.meta_entry_size(len(n)) for n in names]
+    values_at = section_start + ff.FAST_META_HEAD.size + sum(entry_sizes) + ff.FAST_VALUES_HEAD.size
     index, values, pos = [], [], values_at
     for raw_name, value in zip(names, items.values()):
         value = bytes(value)
-        index.append(dict(name_marker=0xA0 | len(raw_name), name=raw_name, offset=pos))
+        index.append(dict(name_marker=dict(kind=ff.FIXSTR_KIND, len_name=len(raw_name)),
+                          name=raw_name, offset=pos))
         values.append(ff.MetaValue.build(dict(len_content=len(value), content=value)))
-        pos += 5 + len(value)
-    section = ff.Metalayers.build(dict(idx=sum(entry_sizes) + 3 + 3 + idx_extra,
+        pos += ff.LEN_META_VALUE_HEAD + len(value)
+    # idx counts the map's head, the entries and the values' head
+    idx = _MAP_HEAD + sum(entry_sizes) + ff.FAST_VALUES_HEAD.size + idx_extra
+    section = ff.Metalayers.build(dict(idx=idx,
                                        num_metalayers=len(index), index=index,
                                        num_values=len(values)))
     return section + b"".join(values)
 
 
-def _codec_id(chunk: memoryview) -> int:
+def compress_index(offsets: list[int]) -> bytes:
+    """The offsets index (one int64 entry per chunk) as C-Blosc2 compresses
+    it; no chunk, no index."""
+    if not offsets:
+        return b""
+    return compress(struct.pack(f"<{len(offsets)}{ff.FAST_OFFSET.format[-1]}", *offsets),
+                    **INDEX_PARAMS)
+
+
+def _codec_id(h: fc.RawHeader) -> int:
     """The codec id of a chunk: the udcodec byte of a six-slot header holds
     it (telling lz4hc from lz4), else the stored format's codec."""
-    compformat = chunk[2] >> 5
-    if len(chunk) >= 32 and chunk[2] & fc.FLAGS_EXTENDED == fc.FLAGS_EXTENDED and chunk[0] >= 4:
-        ud = chunk[fc.OFFSETS["chunk.header.extended.udcodec"]]
-        if compformat == enums.COMPFORMAT_UDCODEC or enums.CODEC_FORMAT.get(ud) == compformat:
-            return ud
-    return _FORMAT_TO_CODEC.get(compformat, 0)
+    if h.six_slots and (h.compformat == enums.COMPFORMAT_UDCODEC
+                        or enums.CODEC_FORMAT.get(h.udcodec) == h.compformat):
+        return h.udcodec
+    return _FORMAT_TO_CODEC.get(h.compformat, 0)
 
 
-def _pipeline(chunk: memoryview) -> dict:
-    if len(chunk) >= 32 and chunk[2] & fc.FLAGS_EXTENDED == fc.FLAGS_EXTENDED and chunk[0] >= 4:
-        x = fc.FAST_EXTENDED.unpack_from(chunk, fc.LEN_HEADER)
-        return dict(nfilters=6, filters=list(x[0:6]), udcodec=x[6], compcode_meta=x[7],
-                    filters_meta=list(x[8:14]), other_flags2=dict(reserved=0, use_dict=False),
-                    reserved=0)
-    return dict(nfilters=6, filters=[0] * 6, udcodec=0, compcode_meta=0, filters_meta=[0] * 6,
+def _pipeline(h: fc.RawHeader | None) -> dict:
+    """The frame header's filter pipeline: the first chunk's slots (a
+    six-slot header), else empty slots."""
+    six = h is not None and h.six_slots
+    empty = (0,) * fc.NUM_FILTER_SLOTS
+    return dict(nfilters=fc.NUM_FILTER_SLOTS, filters=list(h.filters if six else empty),
+                udcodec=h.udcodec if six else 0, compcode_meta=h.compcode_meta if six else 0,
+                filters_meta=list(h.filters_meta if six else empty),
                 other_flags2=dict(reserved=0, use_dict=False), reserved=0)
 
 
@@ -107,35 +120,33 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
         raise ValueError(f"layout must be one of {sorted(ff.FRAME_HEADERS)}, got {layout!r}")
     if layout == 11 and metalayers:
         raise ValueError("the 11-element layout has no metalayers")
-    unpack = fc.FAST_HEADER.unpack_from
     views, sizes, blocksizes, kinds = [], [], [], []
+    first: fc.RawHeader | None = None
     for k, c in enumerate(chunks):
         v = c if isinstance(c, bytes) else bytes(memoryview(c).cast("B"))
         if len(v) < fc.LEN_HEADER:
-            raise ValueError(f"chunk {k}: {len(v)} bytes, a chunk has at least 16")
-        _, _, flags, _, nbytes, bsize, cbytes = unpack(v, 0)
-        if cbytes != len(v) or nbytes < 0:
-            raise ValueError(f"chunk {k}: {len(v)} bytes where its header says {cbytes}")
-        special = (v[31] >> fc.B2_SPECIAL_SHIFT) & 0x07 \
-            if flags & fc.FLAGS_EXTENDED == fc.FLAGS_EXTENDED and len(v) >= 32 else 0
+            raise ValueError(f"chunk {k}: {len(v)} bytes, a chunk has at least "
+                             f"{fc.LEN_HEADER}")
+        h = fc.raw_header(v)
+        if h.cbytes != len(v) or h.nbytes < 0:
+            raise ValueError(f"chunk {k}: {len(v)} bytes where its header says {h.cbytes}")
+        first = first or h
         views.append(v)
-        sizes.append(nbytes)
-        blocksizes.append(bsize)
-        kinds.append(special)
+        sizes.append(h.nbytes)
+        blocksizes.append(h.blocksize)
+        kinds.append(h.special)
     if splitmode not in SPLITMODE_CODES:
         raise ValueError(f"unknown splitmode {splitmode!r}")
     if not 0 <= clevel <= 9:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
-    first = memoryview(views[0]) if views else None
     if chunksize is None:
         chunksize = sizes[0] if sizes else -1
     for k, n in enumerate(sizes):
         if n > chunksize or (n != chunksize and k != len(sizes) - 1):
             raise ValueError(f"chunk {k} holds {n} bytes; chunks hold {chunksize} "
                              "(only the last may be shorter)")
-    typesize = first[3] if first is not None else 1
-    vl = first is not None and len(first) >= 32 and bool(first[30] & fc.F2_VL_BLOCKS) \
-        and first[2] & fc.FLAGS_EXTENDED == fc.FLAGS_EXTENDED
+    typesize = first.typesize if first is not None else 1
+    vl = first is not None and first.vl_blocks
 
     offsets, stored, pos = [], [], 0
     for v, special in zip(views, kinds):
@@ -147,8 +158,7 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
         stored.append(v)
         pos += len(v)
     cbytes_total = pos
-    index = compress(struct.pack(f"<{len(offsets)}q", *offsets), **INDEX_PARAMS) \
-        if offsets else b""
+    index = compress_index(offsets)
 
     fixed = ff.LEN_FIXED[layout]
     meta_section = _section(metalayers or {}, fixed, 1) \
@@ -160,7 +170,7 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     trailer_len = len(trailer_body) + ff.LEN_TRAILER_TAIL
     frame_len = header_len + cbytes_total + len(index) + trailer_len
     codec = _codec_id(first) if first is not None else 0
-    pipe = _pipeline(first) if first is not None else _pipeline(memoryview(b""))
+    pipe = _pipeline(first)
     hdr: dict[str, Any] = dict(
         header_len=header_len, frame_len=frame_len,
         general_flags=dict(vl_blocks=vl, variable_chunks=False, offsets_size=OFFSETS_64BIT,
@@ -184,7 +194,7 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
                      trailer_body, tail])
 
 
-def _older_layout(hdr: dict[str, Any], layout: int, first: memoryview | None) -> None:
+def _older_layout(hdr: dict[str, Any], layout: int, first: fc.RawHeader | None) -> None:
     """Turn current header fields into those of an older layout: frame
     version 1 (64-bit offsets were code 2 then) without a block size; the
     12- and 11-element layouts keep one shuffle choice in filter_flags
@@ -195,8 +205,8 @@ def _older_layout(hdr: dict[str, Any], layout: int, first: memoryview | None) ->
         return
     slots = hdr.pop("filter_pipeline")["filters"]
     del hdr["frame_type"]
-    shuffle = 2 if 2 in slots else 1 if 1 in slots else 0
-    flags = first[2] if first is not None else 0
+    shuffle = next((fid for fid in _SHUFFLES if fid in slots), 0)
+    flags = first.flags if first is not None else 0
     hdr["filter_flags"] = dict(reserved=0, shuffle=shuffle,
                                split=not flags & fc.FLAG_DONT_SPLIT,
                                memcpyed=bool(flags & fc.FLAG_MEMCPYED))

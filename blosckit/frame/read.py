@@ -130,14 +130,16 @@ def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
         # construct raises the FormatError naming the field (or, should the
         # two ever disagree, its reading is the declaration's)
         m = parse(ff.Metalayers, scope, start, root, rule=ff.F_META.id)
-        entries = [(e.name_marker, e.name, e.offset) for e in m.index]
+        entries = [(ff.fixstr_marker(e.name_marker.len_name), e.name, e.offset)
+                   for e in m.index]
     if len(entries) > ff.MAX_METALAYERS:
-        fail(ff.F_META, start + 5, f"{root}.num_metalayers",
+        fail(ff.F_META, start + ff.FAST_META_HEAD.offset("num_metalayers"),
+             f"{root}.num_metalayers",
              f"{len(entries)} metalayers, at most {ff.MAX_METALAYERS}")
     out: dict[str, bytes] = {}
-    name_at = start + ff.FAST_META_HEAD.struct.size + 1
+    name_at = start + ff.FAST_META_HEAD.size + ff.LEN_NAME_MARKER
     for k, (marker, raw_name, offset) in enumerate(entries):
-        if marker & 0xE0 != 0xA0:
+        if ff.fixstr_len(marker) is None:
             fail(ff.F_META, start, f"{root}.index[{k}].name_marker",
                  f"byte {marker:#04x} where a msgpack fixstr belongs")
         name = raw_name.decode("utf-8", "replace")
@@ -147,7 +149,7 @@ def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
                 odd.append((name_at, f"{root}.index[{k}].name", "not-utf8"))
             if 0 in raw_name:
                 odd.append((name_at + raw_name.index(0), f"{root}.index[{k}].name", "nul"))
-        name_at += len(raw_name) + 1 + ff.FAST_ENTRY_TAIL.struct.size
+        name_at += ff.meta_entry_size(len(raw_name))
         ofs = base + offset
         if not 0 <= ofs < limit:
             fail(ff.F_META, start, path,
@@ -175,23 +177,24 @@ def _meta_index_fast(scope: memoryview, start: int) -> list[tuple[int, bytes, in
     """``(name marker, name, offset)`` per index entry, through the fast
     parsers of the declaration's fixed parts."""
     head = ff.FAST_META_HEAD.read(scope, start)
-    pos = start + ff.FAST_META_HEAD.struct.size
+    pos = start + ff.FAST_META_HEAD.size
     entries = []
-    tail_size = ff.FAST_ENTRY_TAIL.struct.size
     for _ in range(_NUM_METALAYERS(head)):
         marker = scope[pos]
-        n = marker & 0x1F
-        name = bytes(scope[pos + 1:pos + 1 + n])
+        n = _LEN_NAME.of(marker)
+        name_at = pos + ff.LEN_NAME_MARKER
+        name = bytes(scope[name_at:name_at + n])
         if len(name) != n:
             raise struct.error("name runs past the section")
-        tail = ff.FAST_ENTRY_TAIL.read(scope, pos + 1 + n)
+        tail = ff.FAST_ENTRY_TAIL.read(scope, name_at + n)
         entries.append((marker, name, _ENTRY_OFFSET(tail)))
-        pos += 1 + n + tail_size
+        pos += ff.meta_entry_size(n)
     ff.FAST_VALUES_HEAD.read(scope, pos)
     return entries
 
 
 _NUM_METALAYERS = ff.FAST_META_HEAD.getter("num_metalayers")
+_LEN_NAME = ff.NAME_MARKER["name_marker.len_name"]
 _ENTRY_OFFSET = ff.FAST_ENTRY_TAIL.getter("offset")
 _LEN_CONTENT = ff.FAST_VALUE_HEAD.getter("len_content")
 _TRAILER_LEN = ff.FAST_TRAILER_TAIL.getter("trailer_len")
@@ -369,7 +372,7 @@ class Frame:
         o = self._offsets[i]
         if o >= 0:
             return None
-        kind = ff.SPECIAL_KINDS.get((o >> 56) & 0x07)
+        kind = ff.special_kind(o)
         if kind is None:
             fail(ff.F_SPECIAL, self._index_offset(i), f"frame.offsets[{i}]",
                  f"special offset {o & (2**64 - 1):#x} names no special kind")

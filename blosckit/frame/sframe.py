@@ -3,12 +3,10 @@ beside an index file (``chunks.b2frame``), as C-Blosc2 stores them."""
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
-from ..chunk.encode import compress
 from ..formats import frame as ff
-from .build import INDEX_PARAMS
+from .build import compress_index
 from .read import Frame, open_frame
 
 __all__ = ["sframe_files", "to_sframe"]
@@ -28,15 +26,13 @@ def sframe_files(frame) -> dict[str, bytes]:
     for i in range(f.nchunks):
         kind = f._special(i)
         if kind is not None:
-            code = next(c for c, name in ff.SPECIAL_KINDS.items() if name == kind)
-            offsets.append(-(1 << 63) | (code << 56))
+            offsets.append(ff.special_offset(kind))
             continue
         files[ff.chunk_file_name(len(files))] = bytes(f.chunk(i))
         offsets.append(len(files) - 1)
     mv = f._mv
     header = bytearray(mv[:f.header_len])
-    index = compress(struct.pack(f"<{len(offsets)}q", *offsets), **INDEX_PARAMS) \
-        if offsets else b""
+    index = compress_index(offsets)
     trailer = bytes(mv[f._trailer:f._v.frame_len])
     fixed = ff.FRAME_HEADERS[f.layout].parse(bytes(header))
     fixed.frame_len = len(header) + len(index) + len(trailer)

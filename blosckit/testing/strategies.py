@@ -20,6 +20,7 @@ known-divergences table (:mod:`blosckit.divergences`).
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import struct
@@ -391,6 +392,12 @@ def targets(blob: bytes) -> list[tuple[str, int, int, str]]:
     """``(path, offset, size, byte order)`` of every field the declarations
     name in ``blob`` (a chunk or a frame; as far as it parses), for
     format-aware mutation."""
+    return list(_targets(bytes(blob)))
+
+
+@functools.lru_cache(maxsize=64)
+def _targets(blob: bytes) -> tuple[tuple[str, int, int, str], ...]:
+    # corrupt() draws from a few seed blobs many times: walk each once
     nodes = (_inspect.frame_nodes(blob) if looks_like_frame(blob)
              else _inspect.chunk_nodes(blob))
     out = []
@@ -402,7 +409,7 @@ def targets(blob: bytes) -> list[tuple[str, int, int, str]]:
                 out.append((n.path, n.offset, n.size, order))
     except (FormatError, IndexError):
         pass                            # a damaged blob: the fields before the damage
-    return out
+    return tuple(out)
 
 
 def _boundary(size: int) -> list[int]:
