@@ -32,6 +32,9 @@ from ..formats.rules import OFFSETS, RaiseFirst, Sink, fail
 __all__ = ["Frame", "open_frame"]
 
 _OFFSET = ff.FAST_OFFSET
+_LEN_ENTRY = ff.LEN_OFFSET                     # one index entry
+_LEN_CHUNK_HEADER = _chunk_rules.LEN_HEADER
+_NBYTES_AT = _chunk_rules.HEADER.offset("nbytes")   # in a chunk (the index is one)
 _DECODE_GROUP = 32 << 20     # bytes of output per native decode call
 
 
@@ -334,9 +337,9 @@ class Frame:
             nbytes, cbytes, _ = _chunk.chunk_sizes(self._mv[start:end])
         except FormatError as e:
             raise _relocated(e, start, "frame.offsets") from None
-        if cbytes != end - start or (v.chunksize > 0 and nbytes != 8 * self.nchunks):
-            fail(ff.F_INDEX, start + 4, "frame.offsets",
-                 f"the index chunk ({cbytes} bytes for {nbytes // 8} offsets) does not fill "
+        if cbytes != end - start or (v.chunksize > 0 and nbytes != _LEN_ENTRY * self.nchunks):
+            fail(ff.F_INDEX, start + _NBYTES_AT, "frame.offsets",
+                 f"the index chunk ({cbytes} bytes for {nbytes // _LEN_ENTRY} offsets) does not fill "
                  f"the {end - start} bytes before the trailer with {self.nchunks} offsets")
         return start, end
 
@@ -352,14 +355,17 @@ class Frame:
         if v.nbytes == 0 and end == start:
             return _Offsets(b"")
         try:
-            raw = _chunk.decompress(self._mv[start:end], max_nbytes=8 * (end - start) * 256)
+            # the index is offsets of a few bytes each: no real one decodes to
+            # more than this (a bound on what a lying header makes us allocate)
+            raw = _chunk.decompress(self._mv[start:end],
+                                    max_nbytes=_LEN_ENTRY * (end - start) * 256)
         except FormatError as e:
             raise _relocated(e, start, "frame.offsets") from None
         if v.chunksize == 0 and v.nbytes:
-            self.nchunks = len(raw) // 8
-        if len(raw) != 8 * self.nchunks:
-            fail(ff.F_INDEX, start + 4, "frame.offsets",
-                 f"the index holds {len(raw) // 8} offsets for {self.nchunks} chunks")
+            self.nchunks = len(raw) // _LEN_ENTRY
+        if len(raw) != _LEN_ENTRY * self.nchunks:
+            fail(ff.F_INDEX, start + _NBYTES_AT, "frame.offsets",
+                 f"the index holds {len(raw) // _LEN_ENTRY} offsets for {self.nchunks} chunks")
         return _Offsets(raw)
 
     @property
@@ -445,15 +451,17 @@ class Frame:
         v = self._v
         start = v.header_len + o
         section_end = v.header_len + v.cbytes
-        if not v.header_len <= start <= section_end - 16:
+        if not v.header_len <= start <= section_end - _LEN_CHUNK_HEADER:
             fail(ff.F_OFFSET, self._index_offset(i), f"frame.offsets[{i}]",
-                 f"offset {o} is outside the chunks section (0..{v.cbytes - 16})")
+                 f"offset {o} is outside the chunks section "
+                 f"(0..{v.cbytes - _LEN_CHUNK_HEADER})")
         try:
-            cbytes = _chunk.chunk_sizes(self._mv[start:start + 16])[1]
+            cbytes = _chunk.chunk_sizes(self._mv[start:start + _LEN_CHUNK_HEADER])[1]
         except FormatError as e:
             raise _relocated(e, start, f"frame.chunks[{i}]") from None
-        if not 16 <= cbytes <= section_end - start:
-            fail(ff.F_CHUNK, start + 12, f"frame.chunks[{i}].header.cbytes",
+        if not _LEN_CHUNK_HEADER <= cbytes <= section_end - start:
+            fail(ff.F_CHUNK, start + _chunk_rules.HEADER.offset("cbytes"),
+                 f"frame.chunks[{i}].header.cbytes",
                  f"chunk of {cbytes} bytes at {start} runs past the chunks section "
                  f"({section_end})")
         return start, self._mv[start:start + cbytes]
@@ -472,7 +480,7 @@ class Frame:
         except FormatError as e:
             raise _relocated(e, base, f"frame.chunks[{i}]") from None
         if size is not None and len(data) != size:
-            fail(ff.F_CHUNK, base + 4, f"frame.chunks[{i}].header.nbytes",
+            fail(ff.F_CHUNK, base + _NBYTES_AT, f"frame.chunks[{i}].header.nbytes",
                  f"chunk {i} holds {len(data)} bytes, the frame's chunks hold {size}")
         return data
 
@@ -494,7 +502,8 @@ class Frame:
             b = min(n, a + per)
             tail = last if b == n else size
             out = bytearray(size * (b - a - 1) + tail)
-            status = native.decode_chunks(section, raw[8 * a:8 * b], b - a, size, tail, table,
+            status = native.decode_chunks(section, raw[_LEN_ENTRY * a:_LEN_ENTRY * b], b - a,
+                                          size, tail, table,
                                           nthreads, out)
             for k in (k for k, s in enumerate(status) if s != native._lib.BK_CHECK_OK):
                 data = self.decompress_chunk(a + k, nthreads=nthreads)   # explains errors

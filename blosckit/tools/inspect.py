@@ -427,7 +427,7 @@ def _b2nd(f: Frame, at: int, name: str) -> Iterator[Node]:
 def _b2nd_meaning(path: str, value: Any, b) -> str:
     leaf = path.rsplit(".", 1)[-1]
     if leaf.endswith("_marker") and leaf != "dtype_marker":
-        return "" if value == (0x90 + b.ndim) else "not a msgpack fixarray marker"
+        return "" if value == fb.array_marker(b.ndim) else "not a msgpack fixarray marker"
     if leaf == "dtype_format":
         return "NumPy dtype string" if value == fb.DTYPE_FORMAT_NUMPY else "unknown"
     return ""
@@ -495,7 +495,7 @@ def _index(f: Frame) -> Iterator[Node]:
         yield n
     for i, o in enumerate(f._offsets):
         if data_at is not None:
-            at, size, doc = data_at + 8 * i, 8, f"offset of chunk {i}"
+            at, size, doc = data_at + ff.LEN_OFFSET * i, ff.LEN_OFFSET, f"offset of chunk {i}"
         else:
             at, size, doc = start, 0, (f"offset of chunk {i}, decoded from the compressed "
                                        "index chunk (shown at its start: no byte offset of "

@@ -164,7 +164,8 @@ def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool) -> list[Problem]:
         want = f._chunk_nbytes(i)
         nbytes = chunk_sizes(view)[0]
         if want is not None and nbytes != want:
-            problems.append(Problem("error", base + 4, f"{root}.header.nbytes",
+            problems.append(Problem("error", base + fc.HEADER.offset("nbytes"),
+                                    f"{root}.header.nbytes",
                                     f"chunk {i} holds {nbytes} bytes, the frame's chunks hold "
                                     f"{want}", ff.F_CHUNK.id))
         if not divergences.beyond_all_reader_divergences(view):
