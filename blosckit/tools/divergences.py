@@ -298,7 +298,7 @@ _C_UNDEFINED_FILTERS = frozenset(range(5, 32)) | frozenset(range(37, 160))
 
 
 def _undefined_frame_filter(frame) -> list[tuple[int, str]]:
-    v = frame._v
+    v = frame.fields
     if v.layout < 13:
         return []
     at = OFFSETS["frame.header.filter_pipeline.filters"]
@@ -308,8 +308,8 @@ def _undefined_frame_filter(frame) -> list[tuple[int, str]]:
 
 def _odd_names(kind: str) -> Callable[[Any], list[tuple[int, str]]]:
     def names(frame) -> list[tuple[int, str]]:
-        frame._vlraw                       # reads the trailer's names too
-        return sorted({(at, path) for at, path, k in frame._odd_names if k == kind})
+        frame.vlmetalayers_raw                       # reads the trailer's names too
+        return sorted({(at, path) for at, path, k in frame.odd_names if k == kind})
     return names
 
 
@@ -327,7 +327,7 @@ def _b2nd_not_msgpack(frame) -> list[tuple[int, str]]:
     try:
         msgpack.unpackb(frame.metalayers[b.name], strict_map_key=False)
     except Exception:              # msgpack's errors on bytes that are not one object
-        return [(b._at, b._root)]
+        return [(b.offset, b.path)]
     return []
 
 
@@ -339,8 +339,8 @@ def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
     if b is None or b.dtype_format is None:
         return []
     if b.dtype_format != fb.DTYPE_FORMAT_NUMPY:
-        return [(b._at + fb.extent_offset(b.ndim, "dtype_format", 0),
-                 f"{b._root}.dtype.dtype_format")]
+        return [(b.offset + fb.extent_offset(b.ndim, "dtype_format", 0),
+                 f"{b.path}.dtype.dtype_format")]
     try:
         import numpy
     except ImportError:             # no way to tell without NumPy
@@ -352,7 +352,7 @@ def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
         try:
             numpy.dtype(ast.literal_eval(text))
         except Exception:           # whatever a hostile string makes them raise
-            return [(b._at + fb.extent_offset(b.ndim, "dtype", 0), f"{b._root}.dtype.dtype")]
+            return [(b.offset + fb.extent_offset(b.ndim, "dtype", 0), f"{b.path}.dtype.dtype")]
     return []
 
 
@@ -362,13 +362,13 @@ def _special_not_rebuilt(frame) -> list[tuple[int, str]]:
     if frame.chunksize <= 0 or not frame.nchunks:
         return []
     ts, n = frame.typesize, frame.nchunks
-    partial = {frame._chunk_nbytes(0) % ts != 0, frame._chunk_nbytes(n - 1) % ts != 0}
-    if frame._v.blocksize >= 0 and True not in partial:
+    partial = {frame.chunk_nbytes(0) % ts != 0, frame.chunk_nbytes(n - 1) % ts != 0}
+    if frame.fields.blocksize >= 0 and True not in partial:
         return []
-    specials = [i for i, o in enumerate(frame._offsets) if o < 0]
-    out = [(frame._index_offset(i), f"frame.offsets[{i}]") for i in specials
-           if frame._chunk_nbytes(i) % ts]
-    if specials and frame._v.blocksize < 0:
+    specials = [i for i, o in enumerate(frame.entries) if o < 0]
+    out = [(frame.entry_offset(i), f"frame.offsets[{i}]") for i in specials
+           if frame.chunk_nbytes(i) % ts]
+    if specials and frame.fields.blocksize < 0:
         out.append((OFFSETS["frame.header.blocksize"], "frame.header.blocksize"))
     return out
 

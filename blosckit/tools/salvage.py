@@ -37,7 +37,7 @@ from ..errors import FormatError
 from ..formats import ConstMismatch, enums
 from ..formats import chunk as fc
 from ..formats import frame as ff
-from ..frame.read import _metalayers, open_frame
+from ..frame.read import open_frame, read_metalayers
 from ..frame.build import build_frame
 
 __all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_MAX_NBYTES"]
@@ -256,7 +256,7 @@ def _check_metalayers(mv: memoryview, h: _Header, header_len: int | None,
         return header_len
     at: dict[str, int] = {}
     try:
-        metas = _metalayers(mv, fixed, len(mv), 0, "frame.metalayers", at)
+        metas = read_metalayers(mv, fixed, len(mv), 0, "frame.metalayers", at)
     except FormatError as e:
         report.damage.append(Damage.of(e))
         return header_len
@@ -289,7 +289,7 @@ def _read_vlmeta(mv: memoryview, frame_end: int) -> dict[str, bytes]:
     except ConstMismatch:
         raise FormatError("no trailer fixarray where the trailer length points", start,
                           "frame.trailer", rule=ff.F_TRAILER.id) from None
-    raw = _metalayers(mv, start + ff.LEN_TRAILER_HEAD, frame_end, start,
+    raw = read_metalayers(mv, start + ff.LEN_TRAILER_HEAD, frame_end, start,
                       "frame.trailer.vlmetalayers")
     out = {}
     for name, value in raw.items():
