@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-# testing.fuzz imports hypothesis and blosc2 only where it runs them, so
-# importing it here needs no extra
+# needs no extra: testing.fuzz imports hypothesis and blosc2 only where it runs them
 from ..testing.fuzz import write_corpus
 from .fuzz import need_fuzz_extra
 from .report import EXIT_OK

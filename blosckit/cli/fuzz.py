@@ -7,8 +7,7 @@ import sys
 from importlib.util import find_spec
 from pathlib import Path
 
-# testing.fuzz imports hypothesis and blosc2 only where it runs them, so
-# importing it here needs no extra
+# needs no extra: testing.fuzz imports hypothesis and blosc2 only where it runs them
 from ..testing.fuzz import FuzzReport, fuzz
 from .report import EXIT_OK, UsageError, emit
 

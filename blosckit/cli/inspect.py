@@ -6,7 +6,7 @@ import argparse
 import functools
 import re
 import sys
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..errors import FormatError
 from ..frame.read import open_frame
@@ -27,29 +27,33 @@ def run(args: argparse.Namespace) -> int:
 
 def _one(args: argparse.Namespace, name: str) -> int:
     src = load(name, args.offset)
-    colour = _COLOUR_CHOICE.get(args.color, sys.stdout.isatty())
     if args.chunk is not None and src.kind != "chunk":
         _check_chunk_number(src, args.chunk)
-    nodes: list[dict] = []
-    stopped = None
+    records: list[dict] = []
+    colour = _COLOUR_CHOICE.get(args.color, sys.stdout.isatty())
+    keep = records.append if args.json else lambda d: print(node_text(d, colour))
+    stopped = _each_node(src, args.chunk, keep)
+    status, rec = (EXIT_OK, None) if stopped is None else failure(name, stopped, src.base)
+    if args.json:
+        emit({"file": name, "kind": src.kind, "nodes": records, "stopped": rec})
+    if rec is not None:
+        print(f"blosckit: {failure_line(rec)} (inspection stopped here)", file=sys.stderr,
+              flush=True)
+    return status
+
+
+def _each_node(src: Source, chunk: int | None, keep: Callable[[dict], None]
+               ) -> FormatError | None:
+    """Hand the record of every node of ``src`` (offsets in the file) to
+    ``keep`` as it comes; the error that stopped the walk, or None."""
     try:
-        for n in _nodes(src, args.chunk):
+        for n in _nodes(src, chunk):
             d = node_dict(n, _raw(src, n))
             d["offset"] += src.base
-            if args.json:
-                nodes.append(d)
-            else:
-                print(node_text(d, colour))
+            keep(d)
     except FormatError as e:
-        stopped = e
-    if args.json:
-        rec = None if stopped is None else failure(name, stopped, src.base)[1]
-        emit({"file": name, "kind": src.kind, "nodes": nodes, "stopped": rec})
-    if stopped is None:
-        return EXIT_OK
-    status, rec = failure(name, stopped, src.base)
-    print(f"blosckit: {failure_line(rec)} (inspection stopped here)", file=sys.stderr, flush=True)
-    return status
+        return e
+    return None
 
 
 def _check_chunk_number(src: Source, chunk: int) -> None:

@@ -23,10 +23,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = list(walk(args.files))
     if args.offset is not None and len(inputs) > 1:
         raise UsageError("--offset reads one structure: give one file")
-    worst = EXIT_OK
-    for d in args.files:             # a directory named on its own must hold something
-        if Path(d).is_dir() and not is_sframe(Path(d)) and not holds_inputs(d):
-            worst = worse(worst, guarded(d, functools.partial(_nothing_in, d), args))
+    worst = _empty_directories(args)
     note = Progress("validating", len(inputs), "files", threshold=_FILES_SHOWN)
     for name, named in inputs:
         if not named and Path(name).is_file() and not looks_blosc(name):
@@ -36,6 +33,16 @@ def run(args: argparse.Namespace) -> int:
             worst = worse(worst, guarded(name, functools.partial(_one, args, name), args))
         note.advance(1)
     note.close()
+    return worst
+
+
+def _empty_directories(args: argparse.Namespace) -> int:
+    """A directory named on its own must hold something to read: exit 1
+    (and one line) for each that does not."""
+    worst = EXIT_OK
+    for d in args.files:
+        if Path(d).is_dir() and not is_sframe(Path(d)) and not holds_inputs(d):
+            worst = worse(worst, guarded(d, functools.partial(_nothing_in, d), args))
     return worst
 
 
