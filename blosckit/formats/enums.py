@@ -68,7 +68,6 @@ FILTERS = {
     35: "bytedelta",
     36: "int_trunc",
 }
-FILTER_NOFILTER = 0
 
 # Split modes (API names; C numbers them from 1).
 SPLITMODES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}

@@ -231,6 +231,12 @@ Offset = cs.Int64sl
 FAST_OFFSET = fast_format(Offset)   # one entry of the decoded index
 LEN_OFFSET = FAST_OFFSET.size
 
+
+def pack_entries(entries: list[int]) -> bytes:
+    """The decoded offsets index: one entry per chunk, as declared."""
+    return struct.pack(f"{FAST_OFFSET.format[0]}{len(entries)}{FAST_OFFSET.format[1:]}",
+                       *entries)
+
 # A special entry: a negative offset whose most significant byte (the last
 # of the little-endian int64) names the kind of data the chunk stands for.
 # C-Blosc2 writes 0x80 | kind in that byte and zeros below, and reads the

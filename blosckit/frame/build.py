@@ -12,7 +12,6 @@ reproduced byte for byte where the inputs allow.
 """
 from __future__ import annotations
 
-import struct
 from typing import Any, Callable, Iterable, Mapping
 
 from ..chunk.encode import compress
@@ -73,8 +72,7 @@ def compress_index(offsets: list[int]) -> bytes:
     it; no chunk, no index."""
     if not offsets:
         return b""
-    return compress(struct.pack(f"<{len(offsets)}{ff.FAST_OFFSET.format[-1]}", *offsets),
-                    **INDEX_PARAMS)
+    return compress(ff.pack_entries(offsets), **INDEX_PARAMS)
 
 
 def _codec_id(h: fc.RawHeader) -> int:
