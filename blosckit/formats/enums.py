@@ -78,6 +78,12 @@ SPECIALS = {0: None, 1: "zeros", 2: "nan", 3: "value", 4: "uninit"}
 SPECIAL_CODES = {name: code for code, name in SPECIALS.items() if name}
 
 
+def family(version: int) -> str:
+    """"Blosc1" or "Blosc2": the library family that writes chunk format
+    ``version`` (a known version, see VERSIONS)."""
+    return "Blosc2" if VERSIONS[version].startswith("blosc2") else "Blosc1"
+
+
 def codec_name(code: int) -> str:
     """Name of codec id ``code``; ``codec-<id>`` when the id has no name."""
     return CODECS.get(code, f"codec-{code}")
