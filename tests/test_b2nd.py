@@ -63,7 +63,7 @@ def test_sixteen_dimensions_written_by_c_blosc2_read(tmp_path):
     with pytest.raises(Exception):
         arr.schunk.meta["b2nd"]
     assert [(p.severity, p.rule, p.offset) for p in blosckit.validate(tmp_path / "d16.b2nd")] \
-        == [("warning", "V19", f._meta_at["b2nd"])]
+        == [("warning", "V19", f.metalayer_at["b2nd"])]
 
 
 @pytest.mark.parametrize("shape,chunks,blocks", SHAPES)
@@ -126,7 +126,7 @@ def _frame_with_meta(meta: bytes, name: str = "b2nd") -> tuple[bytes, int]:
         chunks = [f.chunk(i) for i in range(f.nchunks)]
     frame = blosckit.build_frame(chunks, metalayers={name: meta})
     with blosckit.open_frame(frame) as f:
-        return frame, f._meta_at[name]
+        return frame, f.metalayer_at[name]
 
 
 GOOD = fb.build_meta((7, 5), (4, 4), (2, 3), "<i4")
@@ -285,7 +285,7 @@ def test_dtypes_python_blosc2_cannot_read_are_v21(dtype, fmt, warned):
     frame = blosckit.build_frame(chunks, metalayers={"b2nd": meta})
     with blosckit.open_frame(frame) as f:
         assert f.b2nd.read() == raw and f.b2nd.dtype == dtype
-        at = f._meta_at["b2nd"] + fb.extent_offset(1, "dtype", 0)
+        at = f.metalayer_at["b2nd"] + fb.extent_offset(1, "dtype", 0)
     problems = [(p.rule, p.offset) for p in blosckit.validate(frame)]
     assert problems == ([("V21", at if fmt == 0 else at - 6)] if warned else [])
     if warned:      # python-blosc2 raises what NumPy or literal_eval raise
@@ -323,5 +323,5 @@ def test_caps_bound_frame_and_array_outputs():
             f.b2nd.read(max_nbytes=1 << 20)
         assert (e.value.rule, e.value.path) == ("T-max-nbytes",
                                                 "frame.metalayers['b2nd'].shape")
-        assert e.value.offset == f._meta_at["b2nd"]
+        assert e.value.offset == f.metalayer_at["b2nd"]
 

@@ -163,11 +163,11 @@ def test_traceback_before_or_after_the_command(tmp_path):
 
 
 def test_memory_error_is_one_line(tmp_path):
-    # a MemoryError raised inside a command (here: a patched reader) must not
-    # reach the user as a traceback
-    script = ("import sys, blosckit.chunk.read as c\n"
+    # a MemoryError raised inside a command (here: the chunk reader, patched
+    # where the info command looks it up) must not reach the user as a traceback
+    script = ("import sys, blosckit.cli.info as info\n"
               "def boom(*a, **k): raise MemoryError()\n"
-              "c.parse_chunk = boom\n"
+              "info.parse_chunk = boom\n"
               "from blosckit.cli import main\n"
               "sys.exit(main(sys.argv[1:]))\n")
     good = SAMPLES / "arange-lz4-shuffle.b2chunk"

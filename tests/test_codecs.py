@@ -1,5 +1,5 @@
 """Codec paths: what ``native_info`` reports, byte identity of the native
-encoders with C-Blosc2, the Python fallbacks (forced by clearing the ``_dl``
+encoders with C-Blosc2, the Python fallbacks (forced by clearing the ``libs``
 handles) and the decoders' verdicts on damaged streams, which must be the
 same on both paths and the same as C-Blosc2's."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import blosckit
 from blosckit.codecs import buildinfo
 from blosckit import native
-from blosckit.codecs import _dl, registry
+from blosckit.codecs import libs, registry
 from blosckit.codecs import lz4 as lz4mod
 
 blosc2 = pytest.importorskip("blosc2")
@@ -28,10 +28,10 @@ def force_python(monkeypatch, name: str) -> None:
     """Make codec ``name`` run its Python fallback, for both the per-stream
     calls and the whole-chunk decoder."""
     for handle in HANDLES[name]:
-        monkeypatch.setattr(_dl, handle, None)
+        monkeypatch.setattr(libs, handle, None)
     drop = {1, 2} if name in ("lz4", "lz4hc") else {CODE[name]}
-    monkeypatch.setattr(_dl, "NATIVE_DECODERS",
-                        {k: v for k, v in _dl.NATIVE_DECODERS.items() if k not in drop})
+    monkeypatch.setattr(libs, "NATIVE_DECODERS",
+                        {k: v for k, v in libs.NATIVE_DECODERS.items() if k not in drop})
 
 
 def make_data(kind: str, nbytes: int) -> bytes:

@@ -93,7 +93,7 @@ def test_metalayer_walk_equals_the_declaration(items, pad):
     from blosckit.frame.build import _section
     section = _section(items, pad, 1)
     buf = bytes(pad) + section
-    fast = reader._metalayers(memoryview(buf), pad, len(buf), 0, "m")
+    fast = reader.read_metalayers(memoryview(buf), pad, len(buf), 0, "m")
     m = ff.Metalayers.parse(buf[pad:])
     slow = {e.name.decode(): ff.MetaValue.parse(buf[e.offset:]).content for e in m.index}
     assert fast == slow == {k: bytes(v) for k, v in items.items()}

@@ -202,7 +202,7 @@ def test_fixed_header_leaves_are_the_stored_big_endian_integers(schunk_frame, b2
 def test_chunk_nodes_sit_where_the_offsets_index_says(schunk_frame, b2nd_frame):
     for frame in _frames(schunk_frame, b2nd_frame).values():
         with blosckit.open_frame(frame) as f:
-            offsets, header_len, index_at = f.offsets, f.header_len, f._index[0]
+            offsets, header_len, index_at = f.offsets, f.header_len, f.index_span[0]
             stored = {i: f.chunk(i) for i, o in enumerate(offsets) if isinstance(o, int)}
         nodes = _by_path(frame_nodes(frame))
         for i, o in enumerate(offsets):
@@ -217,7 +217,7 @@ def test_chunk_nodes_sit_where_the_offsets_index_says(schunk_frame, b2nd_frame):
 
 def test_chunk_expansion_is_the_chunk_relocated(schunk_frame):
     with blosckit.open_frame(schunk_frame) as f:
-        start, view = f._chunk_view(2)
+        start, view = f.chunk_view(2)
         stored = bytes(view)
     nodes = list(frame_nodes(schunk_frame, chunk=2))
     k = [n.path for n in nodes].index("frame.chunks[2]")
@@ -264,8 +264,8 @@ def test_meanings_name_codecs_filters_and_kinds(schunk_frame):
 
 def test_offsets_entries_are_the_index(schunk_frame):
     with blosckit.open_frame(schunk_frame) as f:
-        raw = list(f._offsets)
-        start, end = f._index
+        raw = list(f.entries)
+        start, end = f.index_span
     nodes = [n for n in frame_nodes(schunk_frame) if re.fullmatch(r"frame\.offsets\[\d+\]", n.path)]
     assert [n.value for n in nodes] == raw
     for n in nodes:
@@ -279,7 +279,7 @@ def test_offsets_entries_are_the_index(schunk_frame):
 def test_metalayer_values_are_decoded_where_they_are(schunk_frame):
     nodes = _by_path(frame_nodes(schunk_frame))
     with blosckit.open_frame(schunk_frame) as f:
-        meta, vlraw = f.metalayers, f._vlraw
+        meta, vlraw = f.metalayers, f.vlmetalayers_raw
     m1, raw = nodes["frame.metalayers['m1']"], nodes["frame.metalayers['raw']"]
     assert m1.value == [1, 2, 3] and raw.value == b"ab".hex()
     for name, n in (("m1", m1), ("raw", raw)):
@@ -336,7 +336,7 @@ def test_a_truncated_frame_shows_its_header_then_raises(schunk_frame):
 
 def test_a_corrupt_index_shows_header_and_metalayers_then_raises(schunk_frame):
     with blosckit.open_frame(schunk_frame) as f:
-        start = f._index[0]
+        start = f.index_span[0]
     bad = bytearray(schunk_frame)
     bad[start + 12:start + 16] = struct.pack("<i", 1 << 30)      # the index chunk's cbytes
     paths, err = _until_error(bytes(bad))
@@ -361,7 +361,7 @@ def test_a_header_that_does_not_parse_raises_at_once(schunk_frame):
 
 def test_a_damaged_chunk_stops_its_expansion_with_frame_offsets(schunk_frame):
     with blosckit.open_frame(schunk_frame) as f:
-        start, view = f._chunk_view(2)
+        start, view = f.chunk_view(2)
         c = blosckit.parse_chunk(view)
     bad = bytearray(schunk_frame)
     b = start + c.bstarts[0]

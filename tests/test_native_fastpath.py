@@ -16,19 +16,19 @@ from hypothesis import given, settings, strategies as st
 
 import blosckit
 from blosckit import native as N
-from blosckit.codecs import _dl
+from blosckit.codecs import libs
 from blosckit.errors import FormatError
 from blosckit.formats import chunk as fc
 
 blosc2 = pytest.importorskip("blosc2")
 
-TABLE = N.make_codec_table(_dl.NATIVE_DECODERS)
+TABLE = N.make_codec_table(libs.NATIVE_DECODERS)
 # codec id (as in NATIVE_DECODERS) for each python-blosc2 codec tried here
 CODEC_IDS = {"BLOSCLZ": 0, "LZ4": 1, "LZ4HC": 1, "ZLIB": 4, "ZSTD": 5}
 
 
 def _has_native(codec: str) -> bool:
-    return CODEC_IDS[codec] in _dl.NATIVE_DECODERS
+    return CODEC_IDS[codec] in libs.NATIVE_DECODERS
 
 
 # ============================================================ header reader
@@ -260,7 +260,7 @@ def test_fast_path_reports_out_of_memory():
 
 
 def test_decode_chunk_and_encode_blocks_report_out_of_memory():
-    entry = _dl.NATIVE_DECODERS[1]
+    entry = libs.NATIVE_DECODERS[1]
     data = _data(20_000, 4, 12)
     chunk = _chunk(data, 4, "LZ4", "SHUFFLE", blocksize=4096)
     nblocks = 5

@@ -57,7 +57,7 @@ def _sample(codec=blosc2.Codec.ZSTD, typesize: int = 4) -> Sample:
         f = blosckit.open_frame(cf)
         _CACHE[key] = Sample(cf, [sc.decompress_chunk(i) for i in range(sc.nchunks)],
                              [f.header_len + o for o in f.offsets], f.header_len,
-                             f.header_len + f.cbytes, f._trailer)
+                             f.header_len + f.cbytes, f.trailer_start)
     return _CACHE[key]
 
 
@@ -228,7 +228,7 @@ def test_wrong_index_entry_is_filled_by_the_scan():
                                vlmetalayers=f.vlmetalayers)
     g = blosckit.open_frame(bad)
     at = g.header_len + g.cbytes
-    bad = bad[:at] + index + bad[g._trailer:]
+    bad = bad[:at] + index + bad[g.trailer_start:]
     bad = _overwrite(bad, 0x10, struct.pack(">Q", len(bad)))
     out, report = salvage(bad)
     sc = blosc2.schunk_from_cframe(out, copy=True)

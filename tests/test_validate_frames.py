@@ -178,7 +178,7 @@ def test_a_divergence_in_the_index_chunk_is_reported():
     refused by C-Blosc2 (V11); blosckit reads it and warns."""
     fr = _frame()
     f = blosckit.open_frame(fr)
-    start = f._index[0]
+    start = f.index_span[0]
     assert fr[start + 2] & 0x02                  # python-blosc2 stores the index raw
     bad = bytearray(fr)
     bad[start + 31] |= 0x01                      # use_dict
@@ -193,7 +193,7 @@ def test_a_divergence_in_the_index_chunk_is_reported():
 def test_an_index_typesize_other_than_8_is_reported(typesize):
     """C-Blosc2 fetches offsets as items of the index chunk's typesize (V13)."""
     fr = _frame()
-    start = blosckit.open_frame(fr)._index[0]
+    start = blosckit.open_frame(fr).index_span[0]
     bad = bytearray(fr)
     bad[start + 3] = typesize
     with pytest.raises(Exception):
@@ -209,7 +209,7 @@ def test_a_divergence_in_a_vlmetalayer_chunk_is_reported():
     fr = _frame()
     f = blosckit.open_frame(fr)
     f.vlmetalayers
-    at = f._vl_at["v"]
+    at = f.vlmetalayer_at["v"]
     bad = bytearray(fr)
     assert bad[at + 2] & 0x02                    # stored raw
     bad[at + 31] |= 0x01
@@ -249,7 +249,7 @@ def test_frame_header_filter_ids_c_blosc2_refuses_are_exactly_v14():
 
 def _name_bytes(fr: bytes) -> list[tuple[int, str]]:
     """Where the one-letter names of _frame() sit: metalayer "m", vlmetalayer "v"."""
-    trailer = blosckit.open_frame(fr)._trailer
+    trailer = blosckit.open_frame(fr).trailer_start
     return [(fr.index(b"\xa1m") + 1, "frame.metalayers.index[0].name"),
             (fr.index(b"\xa1v", trailer) + 1, "frame.trailer.vlmetalayers.index[0].name")]
 
@@ -362,7 +362,7 @@ def test_special_entries_whose_chunk_breaks_the_chunk_rules_are_errors(kind, typ
         f.chunk(0)
     errors = [(p.rule, p.offset) for p in blosckit.validate(bad) if p.severity == "error"]
     assert errors and {r for r, _ in errors} == {"F-special"}
-    assert all(o == f._index[0] for _, o in errors)
+    assert all(o == f.index_span[0] for _, o in errors)
     v, = oracle_verdicts([bad], kind="frame")
     assert not v.b2_ok
 
@@ -372,7 +372,7 @@ def test_trailer_version_and_fingerprint_are_warnings():
     are warnings at their byte, and the frame still reads."""
     fr = _frame()
     f = blosckit.open_frame(fr)
-    cases = [(f._trailer + 1, 7, "F-trailer-version", "frame.trailer.version"),
+    cases = [(f.trailer_start + 1, 7, "F-trailer-version", "frame.trailer.version"),
              (len(fr) - 17, 9, "F-fingerprint", "frame.trailer.fingerprint_type"),
              (len(fr) - 1, 1, "F-fingerprint", "frame.trailer.fingerprint")]
     for at, value, rule, path in cases:
@@ -383,7 +383,7 @@ def test_trailer_version_and_fingerprint_are_warnings():
         assert blosckit.open_frame(bytes(bad)).decompress() == f.decompress()
     for version in (0, 1):                       # 0: frames before 2.0.0-beta.2
         ok = bytearray(fr)
-        ok[f._trailer + 1] = version
+        ok[f.trailer_start + 1] = version
         assert blosckit.validate(bytes(ok)) == []
 
 

@@ -223,7 +223,7 @@ def build_chunk(header, streams: Sequence, *, dict=None,
     head_len = len(_build(fc.Header, {**hdr, "cbytes": 0}, "chunk.header"))
     blocks, nbstarts = _body_blocks(streams, version, vl, check)
     dict_part = b"" if dict is None else _dict_bytes(dict, check)
-    first = head_len + 4 * nbstarts + len(dict_part)
+    first = head_len + fc.LEN_BSTART * nbstarts + len(dict_part)
     if nbstarts:
         offsets, body = _place(blocks, bstarts, first, check)
     elif bstarts:

@@ -12,7 +12,6 @@ differences.  Headers are built from the declarations in
 from __future__ import annotations
 
 import functools
-import struct
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -38,14 +37,14 @@ MAX_THREADS = 64                             # the native layer's cap (BK_MAX_TH
 FORMATS = ("blosc2", "blosc1", "blosc1-compat")
 MAX_DICTSIZE = 32 * 1024
 MIN_USEFUL_DICT = 256
-NUM_FILTER_SLOTS = 6
+NUM_FILTER_SLOTS = fc.NUM_FILTER_SLOTS
 VERSION_BLOSC1 = 2
 VERSION_BLOSC2 = 5
 VERSION_VLBLOCKS = 6
 CODEC_STREAM_VERSION = 1                     # versionlz of every built-in codec
 
-_I32 = struct.Struct("<i")
-_RUN_TOKEN = 0x01
+_CSIZE = fc.FAST_CSIZE
+_LEN_VLSIZE = fc.FAST_VLSIZE.size
 
 _FILTER_NAMES = ("shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta")
 _ID = {name: enums.lookup(enums.FILTERS, name) for name in _FILTER_NAMES + ("nofilter",)}
@@ -131,7 +130,7 @@ def _filter_slots(filters, typesize: int, fmt: str) -> tuple[list, list]:
                                  "give ('bytedelta', meta)")
             meta = typesize    # python-blosc2 stores the item size as its meta
         slots[i] = fid
-        metas[i] = meta & 0xFF
+        metas[i] = fc.meta_byte(meta)
     return slots, metas
 
 
@@ -187,7 +186,7 @@ def _plan(nbytes, typesize, codec, clevel, filters, blocksize, splitmode, use_di
     overhead = LEN_BLOSC2
     destsize = nbytes + LEN_BLOSC2
     memcpyed = clevel == 0 or nbytes < stune.MIN_BUFFER_BLOSC2
-    if not memcpyed and overhead + 4 * nblocks > destsize:
+    if not memcpyed and overhead + fc.LEN_BSTART * nblocks > destsize:
         memcpyed = True
     if not memcpyed and header_bsize != bsize:
         # C-Blosc2 would store the caller's block size while cutting blocks of
@@ -227,12 +226,10 @@ def _plan_blosc1(nbytes, typesize, codec, codec_obj, clevel, slots, metas, block
         # C-Blosc 1.x has no delta and refuses such chunks ("Error -1")
         raise ValueError("format='blosc1' cannot hold delta: C-Blosc 1.x has no delta filter; "
                          "format='blosc1-compat' writes it for C-Blosc2 readers")
-    # A Blosc1 header keeps filters as flags; a reader places delta first.
-    slots = [0] * NUM_FILTER_SLOTS
-    if "delta" in names:
-        slots[4] = _ID["delta"]
-    if shuffles:
-        slots[5] = _ID[shuffles[0]]
+    # A Blosc1 header keeps filters as flags; a reader places them in slots
+    # (delta before the shuffle)
+    slots = fc.blosc1_slots(sum(bit for bit, _slot, fid in fc.BLOSC1_FLAG_SLOTS
+                                if enums.FILTERS[fid] in names))
     bsize = stune.blocksize_blosc1(nbytes, typesize, clevel, codec, splitmode, blocksize)
     nblocks, leftover = (-(-nbytes // bsize), nbytes % bsize) if nbytes else (0, 0)
     memcpyed = clevel == 0 or nbytes < stune.MIN_BUFFER_BLOSC1
@@ -335,13 +332,12 @@ def _encode_block(plan: _Plan, src: memoryview, j: int, start: int | None,
     ``start=None`` encodes as if the budget were unlimited."""
     last = j == plan.nblocks - 1
     bsize = plan.leftover if (last and plan.leftover) else plan.blocksize
-    leftover = last and bool(plan.leftover)
     version = VERSION_BLOSC2 if plan.fmt == "blosc2" else VERSION_BLOSC1
     data = _filtered(plan, src, j, bsize, block0, version)
-    nstreams = plan.typesize if (plan.split and not leftover) else 1
+    nstreams = fc.streams_in_block(plan.split, plan.typesize, bsize, plan.blocksize)
     neblock = bsize // nstreams
     bound = _stream_bound(plan, neblock)
-    out = bytearray(nstreams * 5 + max(bsize, nstreams * bound))
+    out = bytearray(nstreams * (fc.LEN_CSIZE + fc.LEN_TOKEN) + max(bsize, nstreams * bound))
     pos = 0
     need = 0
     detect_runs = plan.fmt == "blosc2"
@@ -349,15 +345,15 @@ def _encode_block(plan: _Plan, src: memoryview, j: int, start: int | None,
     codec = plan.codec
     for k in range(nstreams):
         piece = data[k * neblock:(k + 1) * neblock]
-        pos += 4
+        pos += fc.LEN_CSIZE
         if detect_runs and _is_run(piece):
             value = piece[0]
             if value:
-                _I32.pack_into(out, pos - 4, -value)
-                out[pos] = _RUN_TOKEN
-                pos += 1
+                _CSIZE.pack_into(out, pos - fc.LEN_CSIZE, -value)
+                out[pos] = fc.TOKEN_RUN
+                pos += fc.LEN_TOKEN
             else:
-                _I32.pack_into(out, pos - 4, 0)
+                _CSIZE.pack_into(out, pos - fc.LEN_CSIZE, 0)
             need = max(need, pos)
             if budget is not None and pos > budget:
                 return None
@@ -376,7 +372,7 @@ def _encode_block(plan: _Plan, src: memoryview, j: int, start: int | None,
                 return None
             out[pos:pos + neblock] = piece
             cbytes = neblock
-        _I32.pack_into(out, pos - 4, cbytes)
+        _CSIZE.pack_into(out, pos - fc.LEN_CSIZE, cbytes)
         pos += cbytes
     return memoryview(out)[:pos], need
 
@@ -438,7 +434,7 @@ def _assemble(plan: _Plan, src: memoryview, nthreads: int, dictionary: bytes | N
     if dictionary is not None:
         dict_part = _build(fc.DictSection, {"dsize": len(dictionary), "dict": dictionary},
                            "chunk.dict")
-    start = plan.overhead + 4 * plan.nblocks + len(dict_part)
+    start = plan.overhead + fc.LEN_BSTART * plan.nblocks + len(dict_part)
     enc = _encode_blocks(plan, src, start, dictionary, nthreads)
     if enc is None:
         # the data is stored raw, with no dictionary section: C-Blosc2 keeps
@@ -451,11 +447,11 @@ def _assemble(plan: _Plan, src: memoryview, nthreads: int, dictionary: bytes | N
         nstreams = plan.nblocks * (plan.typesize if plan.split else 1)
         if plan.split and plan.leftover:
             nstreams -= plan.typesize - 1
-        if total == start + 4 * nstreams:
+        if total == start + fc.LEN_CSIZE * nstreams:
             # every stream is a zero run: the chunk is the all-zeros special
             return _header(plan, plan.overhead, memcpyed=False,
                            special=_SPECIAL_KINDS["zeros"], use_dict=use_dict)
-    bstarts = struct.pack(f"<{plan.nblocks}i", *starts)
+    bstarts = fc.fast_bstarts(plan.nblocks).pack(*starts)
     return b"".join([_header(plan, total, memcpyed=False, use_dict=use_dict), bstarts,
                      dict_part, *pieces])
 
@@ -572,7 +568,7 @@ def compress_special(kind: str, nbytes: int, *, typesize: int = 1, value=None) -
         # the value's width must divide a positive nbytes (rule H9): no
         # reader, blosckit's included, accepts an empty value chunk
         raise ValueError("kind 'value' needs nbytes > 0")
-    if kind == "nan" and typesize not in (4, 8):
+    if kind == "nan" and typesize not in fc.NAN_WIDTHS:
         raise ValueError("kind 'nan' needs 4- or 8-byte floats")
     bsize = stune.blocksize_blosc2(nbytes, typesize, 5, "blosclz", True, "forward_compat")
     hdr = {
@@ -581,8 +577,8 @@ def compress_special(kind: str, nbytes: int, *, typesize: int = 1, value=None) -
                   "memcpyed": False, "shuffle": True},
         "typesize": typesize if typesize <= stune.MAX_TYPESIZE else 1,
         "nbytes": nbytes, "blocksize": bsize, "cbytes": LEN_BLOSC2 + len(tail),
-        "extended": {"filters": [0] * 6, "udcodec": 0, "compcode_meta": 0,
-                     "filters_meta": [0] * 6,
+        "extended": {"filters": [0] * fc.NUM_FILTER_SLOTS, "udcodec": 0, "compcode_meta": 0,
+                     "filters_meta": [0] * fc.NUM_FILTER_SLOTS,
                      "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
                      "blosc2_flags": _b2flags(_SPECIAL_KINDS[kind])},
     }
@@ -623,7 +619,7 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int | None = None,
     plan.nblocks = len(views)
     plan.header_blocksize = len(views)
     plan.destsize = total + LEN_BLOSC2 * (len(views) + 1) + 64
-    pos = LEN_BLOSC2 + 4 * len(views)
+    pos = LEN_BLOSC2 + fc.LEN_BSTART * len(views)
     starts, pieces = [], []
     for v in views:
         data = v
@@ -631,16 +627,16 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int | None = None,
             sub = _Plan(**{**plan.__dict__, "blocksize": len(v), "nblocks": 1, "leftover": 0})
             data = _filtered(sub, v, 0, len(v), v, VERSION_VLBLOCKS)
         n = len(v)
-        maxout = min(n, plan.destsize - pos - 4)
-        buf = bytearray(4 + max(maxout, 0))
-        _I32.pack_into(buf, 0, n)
+        maxout = min(n, plan.destsize - pos - _LEN_VLSIZE)
+        buf = bytearray(_LEN_VLSIZE + max(maxout, 0))
+        fc.FAST_VLSIZE.pack_into(buf, 0, n)
         # clevel 0 stores every block raw, as for regular chunks
-        cbytes = plan.codec.compress_into(data, memoryview(buf)[4:], clevel) \
+        cbytes = plan.codec.compress_into(data, memoryview(buf)[_LEN_VLSIZE:], clevel) \
             if maxout > 0 and clevel > 0 else 0
         if cbytes == 0 or cbytes == n:
-            piece: bytes | memoryview = _I32.pack(n) + data.tobytes()
+            piece: bytes | memoryview = fc.FAST_VLSIZE.pack(n) + data.tobytes()
         else:
-            piece = memoryview(buf)[:4 + cbytes]
+            piece = memoryview(buf)[:_LEN_VLSIZE + cbytes]
         starts.append(pos)
         pieces.append(piece)
         pos += len(piece)
@@ -653,4 +649,4 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int | None = None,
                      "blosc2_flags2": {"reserved": 0, "vl_blocks": True},
                      "blosc2_flags": _b2flags()},
     }
-    return b"".join([fc.pack_header(hdr), struct.pack(f"<{len(starts)}i", *starts), *pieces])
+    return b"".join([fc.pack_header(hdr), fc.fast_bstarts(len(starts)).pack(*starts), *pieces])

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..native import buffers as _buffers
 from .. import native
-from ..codecs import _dl
+from ..codecs import libs
 from ..codecs import filters as _filters
 from ..codecs.registry import Codec, decoder_for
 from ..errors import FormatError, Problem, UnsupportedError
@@ -37,10 +37,10 @@ MAX_THREADS = 64                  # the native block loop's thread cap
 _NAN = {w: struct.pack("<f" if w == 4 else "<d", float("nan")) for w in fc.NAN_WIDTHS}
 ROOT = "chunk"                    # the root of every path this module reports
 
-# The one-call native decoder's codec table.  On the good path decompress is
+# The one-call native decoder's codec table (fast_table()).  On the good path decompress is
 # one C call (header, checks and blocks); the Python reader below runs only
 # for what it declines, and re-reads a chunk it rejects to explain why.
-_FAST = [native.make_codec_table(_dl.NATIVE_DECODERS)]
+_FAST = [native.make_codec_table(libs.NATIVE_DECODERS)]
 
 # Header errors after which nothing below the header can be located.
 _STRUCTURAL = ("chunk.header.version", "chunk.header.cbytes", "chunk.header.nbytes",
@@ -203,7 +203,7 @@ def parse_chunk(src) -> Chunk:
 
     Raises FormatError (offset, path and rule set) for a malformed chunk.
     """
-    mv = _view(src)
+    mv = as_view(src)
     v = _read(mv)
     header = fc.parse_header(mv)
     value = bytes(mv[fc.LEN_EXTENDED:v.cbytes]) if v.special == 3 else None
@@ -221,14 +221,23 @@ def parse_chunk(src) -> Chunk:
 
 def chunk_sizes(src) -> tuple[int, int, int]:
     """``(nbytes, cbytes, blocksize)`` from the 16-byte header alone."""
-    mv = _view(src)
+    mv = as_view(src)
     if len(mv) < fc.LEN_HEADER:
         fail(fc.H1, len(mv), None, f"a chunk needs at least {fc.LEN_HEADER} bytes, got {len(mv)}")
     _, _, _, _, nbytes, blocksize, cbytes = fc.FAST_HEADER.unpack_from(mv, 0)
     return nbytes, cbytes, blocksize
 
 
-def _view(src) -> memoryview:
+def fast_table():
+    """The one-call native decoder's codec table, None when it is off (the
+    frame reader and the validator hand it to the native calls over many
+    chunks)."""
+    return _FAST[0]
+
+
+def as_view(src) -> memoryview:
+    """``src`` (bytes-like) as a flat, contiguous memoryview of bytes;
+    TypeError for str and objects without the buffer protocol."""
     if isinstance(src, str):
         raise TypeError("a chunk is bytes-like, not str")
     try:
@@ -325,7 +334,7 @@ class _Decoder:
         none.  A failing block is decoded again by the Python path, which
         raises the precise FormatError."""
         v = self.v
-        entry = _dl.NATIVE_DECODERS.get(self.codec.code) if self.codec is not None else None
+        entry = libs.NATIVE_DECODERS.get(self.codec.code) if self.codec is not None else None
         if entry is None or (first and self.uses_delta):
             return False
         pipeline = [(fid, meta) for _fn, meta, fid in self.pipeline]
@@ -619,7 +628,7 @@ def _check_threads(nthreads: int) -> int:
 def _decompress(src, nthreads: int, max_nbytes: int) -> bytes:
     """The Python reader's decompress (what the native fast path declines)."""
     _check_threads(nthreads)
-    mv = _view(src)
+    mv = as_view(src)
     v = _read(mv, max_nbytes)
     obj, out = _buffers.new_bytes(v.nbytes)
     _decode_all(v, mv, out, nthreads)
@@ -648,7 +657,7 @@ def decompress_into(src, dst, *, nthreads: int = 1) -> int:
         n = native.decompress_fast_into(src, dst, _FAST[0], nthreads)
         if n is not None:
             return n
-    mv = _view(src)
+    mv = as_view(src)
     try:
         out = memoryview(dst)
     except TypeError:
@@ -663,7 +672,9 @@ def decompress_into(src, dst, *, nthreads: int = 1) -> int:
     return v.nbytes
 
 
-def _index(name: str, value) -> int:
+def index_arg(name: str, value) -> int:
+    """``value`` as an int (anything with ``__index__``); TypeError naming
+    the argument ``name`` otherwise."""
     try:
         return operator.index(value)
     except TypeError:
@@ -677,8 +688,8 @@ def getitem(src, start: int, nitems: int) -> bytes:
     Memory: the result plus at most two blocks of scratch (the partial
     blocks at either end of the range).
     """
-    start, nitems = _index("start", start), _index("nitems", nitems)
-    mv = _view(src)
+    start, nitems = index_arg("start", start), index_arg("nitems", nitems)
+    mv = as_view(src)
     v = _read(mv)
     _decodable(v, mv, RaiseFirst())
     ts = v.typesize
@@ -750,12 +761,12 @@ def _decode_vl_range(v: ChunkView, mv: memoryview, out: memoryview, lo: int, hi:
 def python_reader():
     """Within the block, decode with the Python reader only: the one-call
     fast path and the native block decoder are off (for parity tests)."""
-    saved = _FAST[0], _dl.NATIVE_DECODERS
-    _FAST[0], _dl.NATIVE_DECODERS = None, {}
+    saved = _FAST[0], libs.NATIVE_DECODERS
+    _FAST[0], libs.NATIVE_DECODERS = None, {}
     try:
         yield
     finally:
-        _FAST[0], _dl.NATIVE_DECODERS = saved
+        _FAST[0], libs.NATIVE_DECODERS = saved
 
 
 # ---------------------------------------------------------------------------
@@ -768,7 +779,7 @@ def check_chunk(src, *, deep: bool = True) -> list[Problem]:
     decodes every block (block by block: memory stays at one block of
     scratch); without it only the header, bstarts and dictionary are checked.
     Never raises for bytes input."""
-    mv = _view(src)
+    mv = as_view(src)
     sink = Collect()
     v = _scan(mv, sink)
     if v is None:

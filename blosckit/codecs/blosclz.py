@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import native
-from . import _dl
+from . import libs
 from ._fit import describe_count
 
 # The C-Blosc2 / C-Blosc releases whose BloscLZ bytes the native encoder reproduces.
@@ -35,7 +35,7 @@ class BloscLZ:
 
     def native_encoder(self, clevel: int, flavor: str):
         """``(kind, param, fns)`` for the native block encoder."""
-        return 0, native._FLAVORS[flavor], {}
+        return 0, native.FLAVORS[flavor], {}
 
     def decompress_into(self, src, dst, dict=None) -> int:
         """Decode one block stream into ``dst``: the bytes produced; 0 for a
@@ -53,8 +53,8 @@ class BloscLZ:
         """BloscLZ has only the native path (blosckit's own C library)."""
         ver = BLOSCLZ_RULES["blosc2"]
         return {
-            "encode": _dl.path_info(True, "bk_blosclz_compress", "blosckit.native", ver),
-            "decode": _dl.path_info(True, "bk_blosclz_decompress", "blosckit.native", ver),
+            "encode": libs.path_info(True, "bk_blosclz_compress", "blosckit.native", ver),
+            "decode": libs.path_info(True, "bk_blosclz_decompress", "blosckit.native", ver),
             "packages": {},
             "byte_identical": True,
             "caveat": None,

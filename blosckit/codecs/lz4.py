@@ -7,13 +7,13 @@ import threading
 import lz4 as _lz4pkg
 import lz4.block as _block
 
-from . import _dl
+from . import libs
 from ._fit import FailureTexts, describe_count, fit_into
 
-# The liblz4 that python-lz4 ships is reached through cffi (_dl.lz4lib, read
+# The liblz4 that python-lz4 ships is reached through cffi (libs.lz4lib, read
 # at call time so that a test can force the Python path): the same functions
 # C-Blosc calls, with the same output limit, GIL released.
-_cffi = _dl.ffi
+_cffi = libs.ffi
 
 # The LZ4 release bundled by C-Blosc2 3.3.5: stream bytes match only when the
 # library here is the same release (the header matches either way).
@@ -25,11 +25,11 @@ _ERRCODE = re.compile(r"Error code: (\d+)")
 
 
 def _lib():
-    return _dl.lz4lib
+    return libs.lz4lib
 
 
 def _addr(name: str) -> int:
-    return _dl.address(_lib(), name)
+    return libs.address(_lib(), name)
 
 
 def _stream(hc: bool):
@@ -48,7 +48,7 @@ def _stream(hc: bool):
 
 def library_version() -> str | None:
     """liblz4's release ("1.9.4"): from the loaded library, else python-lz4's report."""
-    v = _dl.version_string(_lib(), "LZ4_versionString")
+    v = libs.version_string(_lib(), "LZ4_versionString")
     if v is None:
         v = getattr(_lz4pkg, "library_version_string", lambda: None)()
     return v
@@ -142,10 +142,10 @@ class LZ4:
         call = "LZ4_compress_HC" if self.hc else "LZ4_compress_fast"
         pyname = "lz4.block.compress"
         return {
-            "encode": _dl.path_info(native, call if native else pyname, "liblz4", version),
-            "decode": _dl.path_info(native, "LZ4_decompress_safe" if native
+            "encode": libs.path_info(native, call if native else pyname, "liblz4", version),
+            "decode": libs.path_info(native, "LZ4_decompress_safe" if native
                                     else "lz4.block.decompress", "liblz4", version),
-            "packages": {"lz4": _dl.package_version("lz4")},
+            "packages": {"lz4": libs.package_version("lz4")},
             # same calls and levels; the bytes also need C-Blosc2's LZ4 release
             "byte_identical": native and version == C_BLOSC2_LZ4,
             "caveat": None if version == C_BLOSC2_LZ4 else (

@@ -4,7 +4,7 @@ The ids and names come from :mod:`blosckit.formats.enums`; this module only
 maps them to implementations.  A codec is a tiny protocol: ``code``, ``name``,
 ``compformat``, ``compress``, ``compress_into``, ``decompress_into``,
 ``describe_failure`` and ``paths``; codecs the native block loops can call also
-have ``native_encoder`` (see ``_dl``).  ``codec_paths`` collects what every
+have ``native_encoder`` (see ``libs``).  ``codec_paths`` collects what every
 codec reports about its encode/decode paths (``blosckit.native_info()`` shows it).
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Protocol
 
 from ..errors import UnsupportedError
 from ..formats import enums
-from . import _dl, blosclz, lz4, zlib, zstd
+from . import blosclz, libs, lz4, zlib, zstd
 
 try:                 # python-snappy is optional at run time
     from . import snappy
@@ -108,7 +108,7 @@ def codec_paths() -> dict[str, dict]:
             out[name] = {"available": False}
             continue
         info = {"available": True, **codec.paths()}
-        info["chunk_decoder"] = "native" if codec.code in _dl.NATIVE_DECODERS else "python"
+        info["chunk_decoder"] = "native" if codec.code in libs.NATIVE_DECODERS else "python"
         out[name] = info
     return out
 

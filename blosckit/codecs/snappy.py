@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import snappy as _snappy
 
-from . import _dl
+from . import libs
 from ._fit import FailureTexts, describe_count, fit_into
 
 try:  # python-snappy >= 0.7 is built on cramjam, which decodes into a buffer
@@ -56,13 +56,13 @@ class Snappy:
         """Snappy always runs through the Python package (cramjam's Rust
         implementation); C-Blosc2 cannot write or read snappy at all."""
         lib = "cramjam (Rust snap)" if _cramjam is not None else "python-snappy"
-        ver = _dl.package_version("cramjam" if _cramjam is not None else "python-snappy")
+        ver = libs.package_version("cramjam" if _cramjam is not None else "python-snappy")
         return {
-            "encode": _dl.path_info(False, "snappy.compress", lib, ver),
-            "decode": _dl.path_info(False, "cramjam.snappy.decompress_raw_into"
+            "encode": libs.path_info(False, "snappy.compress", lib, ver),
+            "decode": libs.path_info(False, "cramjam.snappy.decompress_raw_into"
                                     if _cramjam is not None else "snappy.uncompress", lib, ver),
-            "packages": {"python-snappy": _dl.package_version("python-snappy"),
-                         "cramjam": _dl.package_version("cramjam")},
+            "packages": {"python-snappy": libs.package_version("python-snappy"),
+                         "cramjam": libs.package_version("cramjam")},
             "byte_identical": False,
             "caveat": "Blosc1 only; C-Blosc2 has no snappy codec, no identity is claimed",
         }

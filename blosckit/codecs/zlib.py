@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zlib as _zlib
 
-from . import _dl
+from . import libs
 from ._fit import FailureTexts, describe_count, fit_into
 
 try:
@@ -12,12 +12,12 @@ try:
 except ImportError:  # pragma: no cover - declared dependency
     _zng = None  # type: ignore[assignment]
 
-# zlib-ng's own deflate/inflate (declared in _dl; _dl.zngzlib is read at call
+# zlib-ng's own deflate/inflate (declared in libs; libs.zngzlib is read at call
 # time so that a test can force the Python path), called as C-Blosc2's
 # one-shot compress2/uncompress call them: one deflate(Z_FINISH) into an
 # output buffer of the stream's limit.  (The Python binding hands deflate its
 # output in growing pieces, and zlib-ng's output then differs now and then.)
-_cffi = _dl.ffi
+_cffi = libs.ffi
 _Z_FINISH = 4
 _Z_STREAM_END = 1
 
@@ -28,7 +28,7 @@ OVERFLOW = "the stream decodes to more bytes than the block holds"
 
 
 def _lib():
-    return _dl.zngzlib
+    return libs.zngzlib
 
 
 def _zng_compress_into(src, dst, level: int) -> int:
@@ -91,7 +91,7 @@ def _python_decompress_into(src, dst) -> int:
 
 def library_version() -> str | None:
     """zlib-ng's release, from the loaded library or the zlib-ng package."""
-    v = _dl.version_string(_lib(), "zlibng_version")
+    v = libs.version_string(_lib(), "zlibng_version")
     if v is None and _zng is not None:
         v = getattr(_zng, "ZLIBNG_RUNTIME_VERSION", None)
     return v
@@ -108,9 +108,9 @@ class Zlib:
         lib = _lib()
         if flavor != "blosc2" or lib is None:
             return None
-        return 3, clevel, {"fn": _dl.address(lib, "zng_deflate"),
-                           "fn_begin": _dl.address(lib, "zng_deflateInit"),
-                           "fn_end": _dl.address(lib, "zng_deflateEnd")}
+        return 3, clevel, {"fn": libs.address(lib, "zng_deflate"),
+                           "fn_begin": libs.address(lib, "zng_deflateInit"),
+                           "fn_end": libs.address(lib, "zng_deflateEnd")}
 
     def compress_into(self, src, dst, clevel, *, dict=None, flavor="blosc2",
                       split=True) -> int:
@@ -146,13 +146,13 @@ class Zlib:
         version = library_version()
         pylib = "zlib-ng" if _zng is not None else "zlib"
         pyver = version if _zng is not None else _zlib.ZLIB_RUNTIME_VERSION
-        enc = _dl.path_info(True, "zng_deflate", "zlib-ng", version) if native else \
-            _dl.path_info(False, f"{'zlib_ng' if _zng else 'zlib'}.compress", pylib, pyver)
-        dec = _dl.path_info(True, "zng_inflate", "zlib-ng", version) if native else \
-            _dl.path_info(False, f"{'zlib_ng' if _zng else 'zlib'}.decompressobj", pylib, pyver)
+        enc = libs.path_info(True, "zng_deflate", "zlib-ng", version) if native else \
+            libs.path_info(False, f"{'zlib_ng' if _zng else 'zlib'}.compress", pylib, pyver)
+        dec = libs.path_info(True, "zng_inflate", "zlib-ng", version) if native else \
+            libs.path_info(False, f"{'zlib_ng' if _zng else 'zlib'}.decompressobj", pylib, pyver)
         return {
             "encode": enc, "decode": dec,
-            "packages": {"zlib-ng": _dl.package_version("zlib-ng")},
+            "packages": {"zlib-ng": libs.package_version("zlib-ng")},
             "byte_identical": native,
             "caveat": None if native else (
                 "the Python binding hands deflate its output in pieces: same level, but "

@@ -6,13 +6,13 @@ import threading
 
 import zstandard as _zstd
 
-from . import _dl
+from . import libs
 from ._fit import FailureTexts, describe_count, fit_into
 
 _local = threading.local()
 _texts = FailureTexts()
 
-# libzstd's API through python-zstandard's cffi module (_dl.zstdffi/zstdlib,
+# libzstd's API through python-zstandard's cffi module (libs.zstdffi/zstdlib,
 # read at call time so that a test can force the Python path): the same calls
 # C-Blosc makes (ZSTD_compressCCtx, ZSTD_compress_usingCDict, ZDICT training).
 
@@ -28,7 +28,7 @@ _SKIPPABLE_MASK, _SKIPPABLE = 0xFFFFFFF0, 0x184D2A50
 
 def _api():
     """(ffi, lib) of libzstd, or (None, None) when only the Python package is there."""
-    return _dl.zstdffi, _dl.zstdlib
+    return libs.zstdffi, libs.zstdlib
 
 
 def zstd_level(clevel: int) -> int:
@@ -92,7 +92,7 @@ def _dctx():
 def library_version() -> str:
     """libzstd's release ("1.5.7"), from the library or python-zstandard."""
     ffi, lib = _api()
-    v = _dl.version_string(lib, "ZSTD_versionString", ffi)
+    v = libs.version_string(lib, "ZSTD_versionString", ffi)
     return v if v is not None else ".".join(map(str, _zstd.ZSTD_VERSION))
 
 
@@ -124,7 +124,7 @@ class Zstd:
             return None
 
         def addr(name):
-            return _dl.address(lib, name, ffi)
+            return libs.address(lib, name, ffi)
         return 4, zstd_level(clevel), {
             "fn": addr("ZSTD_compressCCtx"), "fn_error": addr("ZSTD_isError"),
             "fn_new": addr("ZSTD_createCCtx"), "fn_free": addr("ZSTD_freeCCtx")}
@@ -163,11 +163,11 @@ class Zstd:
         native = _api()[1] is not None
         version = library_version()
         return {
-            "encode": _dl.path_info(native, "ZSTD_compressCCtx" if native
+            "encode": libs.path_info(native, "ZSTD_compressCCtx" if native
                                     else "zstandard.ZstdCompressor", "libzstd", version),
-            "decode": _dl.path_info(native, "ZSTD_decompressDCtx" if native
+            "decode": libs.path_info(native, "ZSTD_decompressDCtx" if native
                                     else "zstandard.ZstdDecompressor", "libzstd", version),
-            "packages": {"zstandard": _dl.package_version("zstandard")},
+            "packages": {"zstandard": libs.package_version("zstandard")},
             "byte_identical": native,
             "caveat": None if native else (
                 "python-zstandard's compressor: the same zstd level, but frames are not "

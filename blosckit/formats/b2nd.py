@@ -57,6 +57,9 @@ B2ndDtype = cs.Struct(
     "dtype" / cs.Bytes(cs.this.dtype_len) * "NumPy type string, e.g. <f8",
 )
 
+FIXARRAY = 0x90               # msgpack fixarray marker of 0 items
+NUM_FIELDS = 7               # version, ndim, shape, chunkshape, blockshape, dtype pair
+
 B2ndMeta = cs.Struct(
     "marker" / cs.Int8ub * "msgpack fixarray, 0x97 (7 items); not checked by C-Blosc2",
     "version" / cs.Int8ub * "positive fixint: metalayer version, 0",
@@ -111,6 +114,12 @@ def extents_agree(m, base, sink):
             return
 
 
+def array_marker(ndim: int) -> int:
+    """The byte C-Blosc2 writes before each extent array: a msgpack fixarray
+    marker, 0x90 + ndim, written as a byte (0xa0, a str marker, for 16)."""
+    return (FIXARRAY + ndim) & 0xFF
+
+
 def extent_offset(ndim: int, field: str, d: int) -> int:
     """Offset of the integer of extent ``d`` of ``field`` (past its msgpack
     marker) inside the value, from the declaration's fixed widths;
@@ -159,9 +168,9 @@ def build_meta(shape: Sequence[int], chunkshape: Sequence[int], blockshape: Sequ
     if not len(chunkshape) == len(blockshape) == ndim:
         raise ValueError(f"{ndim}-d shape with {len(chunkshape)}-d chunks and "
                          f"{len(blockshape)}-d blocks")
-    marker = (0x90 + ndim) & 0xFF
+    marker = array_marker(ndim)
     value = {
-        "marker": 0x97, "version": version, "ndim": ndim,
+        "marker": FIXARRAY + NUM_FIELDS, "version": version, "ndim": ndim,
         "shape_marker": marker, "shape": [{"value": s} for s in shape],
         "chunkshape_marker": marker, "chunkshape": [{"value": c} for c in chunkshape],
         "blockshape_marker": marker, "blockshape": [{"value": b} for b in blockshape],

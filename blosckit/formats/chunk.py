@@ -121,6 +121,12 @@ BLOSC1_FLAG_SLOTS = (
 )
 
 
+def meta_byte(meta: int) -> int:
+    """A filter meta (-128..255) as the byte stored in its slot (negative
+    metas wrap, as C-Blosc2 stores an int8)."""
+    return meta & EXTENDED["filters_meta"].item_mask
+
+
 def blosc1_slots(flags: int) -> list[int]:
     """The filter slots a 16-byte header's flags byte stands for."""
     slots = [0] * NUM_FILTER_SLOTS
@@ -258,12 +264,17 @@ DictSection = cs.Struct(
     "dict" / cs.Bytes(lambda c: max(c.dsize, 0)) * "dictionary bytes",
 )
 
+# Chunk format versions from which a run stream's csize is followed by a
+# token byte (versions 1-3 have none).
+VERSION_RUN_TOKEN = 4
+
 # A stream of a regular block.  csize > 0: payload (raw when csize equals the
 # stream's uncompressed size); 0: all zeros; < 0: run of byte -csize, followed
 # by a token byte from version 4 on.
 Stream = cs.Struct(
     "csize" / cs.Int32sl * "payload size, 0 for zeros, negative for a byte run",
-    "token" / cs.If(lambda c: c.csize < 0 and ctx_get(c, "version") >= 4, cs.Int8ul)
+    "token" / cs.If(lambda c: c.csize < 0 and ctx_get(c, "version") >= VERSION_RUN_TOKEN,
+                    cs.Int8ul)
     * "bit 0 set: run-length of byte -csize",
     "cdata" / cs.If(this.csize > 0, cs.Bytes(this.csize)) * "codec stream or raw bytes",
 )
@@ -299,6 +310,11 @@ FAST_VLSIZE = fast_format(VLBlock.size)
 LEN_BSTART = FAST_BSTART.size
 LEN_CSIZE = FAST_CSIZE.size
 LEN_TOKEN = inner(Stream.token).thensubcon.sizeof()
+
+
+def token_follows(version: int) -> bool:
+    """A run stream's csize is followed by its token byte in this version."""
+    return version >= VERSION_RUN_TOKEN
 
 
 _PARSE_CHUNK_HEADER = fast_parser(ChunkHeader)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import enums
+from . import enums, frame
 
 # specs/frame.md: frame_type, the trailer's fingerprint type, the msgpack
 # bools of has_vlmetalayers.
@@ -135,9 +135,12 @@ def _offset_entry(value: Any) -> str:
     the entry's top byte (specs/frame.md#offsets)."""
     if not isinstance(value, int) or value >= 0:
         return ""
-    top = (value >> 56) & 0xFF
-    kind = enums.SPECIAL_OFFSET_BYTES.get(top)
-    return f"special: {kind}" if kind else f"special entry of unknown kind {top:#04x}"
+    kind = frame.special_kind(value)
+    if kind is None:
+        return f"special entry of unknown kind {frame.offset_top(value):#04x}"
+    if frame.special_extra_bits(value):
+        return f"special: {kind}, with bits no writer sets"
+    return f"special: {kind}"
 
 
 def chunk_codec(c) -> str:

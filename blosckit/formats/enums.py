@@ -76,8 +76,7 @@ SPLITMODES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
 # Special chunk kinds, blosc2_flags bits 4-6.
 SPECIALS = {0: None, 1: "zeros", 2: "nan", 3: "value", 4: "uninit"}
 
-# Special offsets in a frame's index: top byte of the i64.
-SPECIAL_OFFSET_BYTES = {0x81: "zeros", 0x82: "nan", 0x84: "uninit"}
+SPECIAL_CODES = {name: code for code, name in SPECIALS.items() if name}
 
 
 def codec_name(code: int) -> str:

@@ -90,6 +90,11 @@ class Field:
         return (1 << self.width) - 1 if self.width else (1 << 8 * self.size) - 1
 
     @property
+    def item_mask(self) -> int:
+        """The mask of one item of an array field (of the field otherwise)."""
+        return (1 << 8 * self.size // self.count) - 1
+
+    @property
     def bits(self) -> int:
         return self.mask << self.shift
 

@@ -57,7 +57,7 @@ class B2nd:
         # no dtype stored (caterva): python-blosc2 reads items as byte strings
         self.dtype: str = dtype if dtype is not None else f"|S{frame.typesize}"
         self.name = name                    # "b2nd", or caterva's name
-        self._at, self._root = at, root
+        self.offset, self.path = at, root
         self._frame = frame
 
     @property
@@ -76,7 +76,7 @@ class B2nd:
         return None
 
     def _fail(self, message: str) -> FormatError:
-        return FormatError(message, self._at, self._root, rule=fb.B2ND_RULE.id)
+        return FormatError(message, self.offset, self.path, rule=fb.B2ND_RULE.id)
 
     def read(self, *, max_nbytes: int | None = None) -> bytes:
         """The array's items in C order (bytes), the chunk and block grid undone.
@@ -88,7 +88,7 @@ class B2nd:
         f = self._frame
         ts = f.typesize
         total = math.prod(self.shape)
-        check_output_cap(total * ts, max_nbytes, self._at, f"{self._root}.shape")
+        check_output_cap(total * ts, max_nbytes, self.offset, f"{self.path}.shape")
         if total == 0:
             return b""
         why = self.grid_problem()

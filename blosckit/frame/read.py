@@ -29,9 +29,12 @@ from ..formats import chunk as _chunk_rules
 from ..formats import frame as ff
 from ..formats.rules import OFFSETS, RaiseFirst, Sink, fail
 
-__all__ = ["Frame", "open_frame"]
+__all__ = ["Frame", "open_frame", "read_header", "read_metalayers", "FrameView"]
 
 _OFFSET = ff.FAST_OFFSET
+_LEN_ENTRY = ff.LEN_OFFSET                     # one index entry
+_LEN_CHUNK_HEADER = _chunk_rules.LEN_HEADER
+_NBYTES_AT = _chunk_rules.HEADER.offset("nbytes")   # in a chunk (the index is one)
 _DECODE_GROUP = 32 << 20     # bytes of output per native decode call
 
 
@@ -89,7 +92,7 @@ def _view(src) -> memoryview:
     return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
 
 
-def _read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView:
+def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView:
     """The header's view, read through the flat layout derived from its
     declaration (construct reads it instead where a marker differs or the
     input ends, to name the field); rules run into ``sink``."""
@@ -113,7 +116,7 @@ def _read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView:
     return v
 
 
-def _metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
+def read_metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
                 at: dict[str, int] | None = None,
                 odd: list[tuple[int, str, str]] | None = None) -> dict[str, bytes]:
     """The metalayer section at ``start`` (values at offsets from ``base``,
@@ -256,11 +259,11 @@ class Frame:
 
     def __init__(self, mv: memoryview, *, directory: Path | None = None,
                  closer: Any = None):
-        self._mv = mv
-        self._dir = directory
+        self.buffer = mv
+        self.directory = directory
         self._closer = closer
         sparse = directory is not None
-        self._v = v = _read_header(mv, RaiseFirst(), sparse)
+        self.fields = v = read_header(mv, RaiseFirst(), sparse)
         self._header = None
         self.layout = v.layout
         self.version = v.version
@@ -284,28 +287,28 @@ class Frame:
         else:       # the older layouts keep one shuffle choice in filter_flags
             self.filters = [(enums.filter_name(v.filter_shuffle), 0)] if v.filter_shuffle else []
         self.metalayers: dict[str, bytes] = {}
-        self._meta_at: dict[str, int] = {}
+        self.metalayer_at: dict[str, int] = {}
         # (offset, path, kind) of metalayer and vlmetalayer names other readers
-        # take otherwise (see _metalayers)
-        self._odd_names: list[tuple[int, str, str]] = []
+        # take otherwise (see read_metalayers)
+        self.odd_names: list[tuple[int, str, str]] = []
         if v.layout in ff.LAYOUT_WITH_METALAYERS:
-            self.metalayers = _metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
-                                          "frame.metalayers", self._meta_at,
-                                          self._odd_names)
-        self._trailer = _trailer_start(mv, v)
+            self.metalayers = read_metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
+                                          "frame.metalayers", self.metalayer_at,
+                                          self.odd_names)
+        self.trailer_start = _trailer_start(mv, v)
         self._vlraw_read: dict[str, bytes] | None = None
-        self._vl_at: dict[str, int] = {}
-        self._index = self._index_span()
+        self.vlmetalayer_at: dict[str, int] = {}
+        self.index_span = self._index_span()
         self._offsets_read: _Offsets | None = None
         if v.chunksize == 0 and v.nbytes:
-            self._offsets             # chunks of varying size: the index counts them
+            self.entries             # chunks of varying size: the index counts them
         self._b2nd: B2nd | None = None
 
     @property
     def header(self):
         """The fixed header as a construct Container (parsed on first use)."""
         if self._header is None:
-            self._header = ff.FAST_HEADERS[self.layout](self._mv, 0)
+            self._header = ff.FAST_HEADERS[self.layout](self.buffer, 0)
         return self._header
 
     @property
@@ -315,79 +318,82 @@ class Frame:
         if self._b2nd is None:
             name = next((n for n in fb.NAMES if n in self.metalayers), None)
             if name is not None:
-                self._b2nd = B2nd(self, self.metalayers[name], self._meta_at[name], name)
+                self._b2nd = B2nd(self, self.metalayers[name], self.metalayer_at[name], name)
         return self._b2nd
 
     # -- the offsets index
     def _index_span(self) -> tuple[int, int]:
         """Where the offsets index lies; its header is checked now, its
         entries are decoded on first use."""
-        v = self._v
-        start = v.header_len + (0 if self._dir is not None else v.cbytes)
-        end = self._trailer
+        v = self.fields
+        start = v.header_len + (0 if self.directory is not None else v.cbytes)
+        end = self.trailer_start
         if v.nbytes == 0 and end == start:
             return start, end
         if not v.header_len <= start < end:
-            fail(ff.F_INDEX, min(start, len(self._mv)), None,
+            fail(ff.F_INDEX, min(start, len(self.buffer)), None,
                  f"no room for the offsets index between {start} and the trailer at {end}")
         try:
-            nbytes, cbytes, _ = _chunk.chunk_sizes(self._mv[start:end])
+            nbytes, cbytes, _ = _chunk.chunk_sizes(self.buffer[start:end])
         except FormatError as e:
             raise _relocated(e, start, "frame.offsets") from None
-        if cbytes != end - start or (v.chunksize > 0 and nbytes != 8 * self.nchunks):
-            fail(ff.F_INDEX, start + 4, "frame.offsets",
-                 f"the index chunk ({cbytes} bytes for {nbytes // 8} offsets) does not fill "
+        if cbytes != end - start or (v.chunksize > 0 and nbytes != _LEN_ENTRY * self.nchunks):
+            fail(ff.F_INDEX, start + _NBYTES_AT, "frame.offsets",
+                 f"the index chunk ({cbytes} bytes for {nbytes // _LEN_ENTRY} offsets) does not fill "
                  f"the {end - start} bytes before the trailer with {self.nchunks} offsets")
         return start, end
 
     @property
-    def _offsets(self) -> _Offsets:
+    def entries(self) -> _Offsets:
         if self._offsets_read is None:
             self._offsets_read = self._read_offsets()
         return self._offsets_read
 
     def _read_offsets(self) -> _Offsets:
-        v = self._v
-        start, end = self._index
+        v = self.fields
+        start, end = self.index_span
         if v.nbytes == 0 and end == start:
             return _Offsets(b"")
         try:
-            raw = _chunk.decompress(self._mv[start:end], max_nbytes=8 * (end - start) * 256)
+            # the index is offsets of a few bytes each: no real one decodes to
+            # more than this (a bound on what a lying header makes us allocate)
+            raw = _chunk.decompress(self.buffer[start:end],
+                                    max_nbytes=_LEN_ENTRY * (end - start) * 256)
         except FormatError as e:
             raise _relocated(e, start, "frame.offsets") from None
         if v.chunksize == 0 and v.nbytes:
-            self.nchunks = len(raw) // 8
-        if len(raw) != 8 * self.nchunks:
-            fail(ff.F_INDEX, start + 4, "frame.offsets",
-                 f"the index holds {len(raw) // 8} offsets for {self.nchunks} chunks")
+            self.nchunks = len(raw) // _LEN_ENTRY
+        if len(raw) != _LEN_ENTRY * self.nchunks:
+            fail(ff.F_INDEX, start + _NBYTES_AT, "frame.offsets",
+                 f"the index holds {len(raw) // _LEN_ENTRY} offsets for {self.nchunks} chunks")
         return _Offsets(raw)
 
     @property
     def offsets(self) -> list[int | str]:
         """Each chunk's offset (from the end of the header; for an sframe the
         chunk file number), or "zeros" / "nan" / "uninit" for special chunks."""
-        return [self._kind(i) if o < 0 else o for i, o in enumerate(self._offsets)]
+        return [self._kind(i) if o < 0 else o for i, o in enumerate(self.entries)]
 
-    def _special(self, i: int) -> str | None:
-        o = self._offsets[i]
+    def special(self, i: int) -> str | None:
+        o = self.entries[i]
         if o >= 0:
             return None
         kind = ff.special_kind(o)
         if kind is None:
-            fail(ff.F_SPECIAL, self._index_offset(i), f"frame.offsets[{i}]",
+            fail(ff.F_SPECIAL, self.entry_offset(i), f"frame.offsets[{i}]",
                  f"special offset {o & (2**64 - 1):#x} names no special kind")
         return kind
 
     def _kind(self, i: int) -> str:
         """The special kind of chunk ``i``, whose offset is negative."""
-        kind = self._special(i)
+        kind = self.special(i)
         assert kind is not None      # _special raises for a negative offset it cannot name
         return kind
 
-    def _index_offset(self, i: int) -> int:
-        return self._index[0]
+    def entry_offset(self, i: int) -> int:
+        return self.index_span[0]
 
-    def _chunk_nbytes(self, i: int) -> int | None:
+    def chunk_nbytes(self, i: int) -> int | None:
         """Chunk ``i``'s uncompressed size, None when chunks vary in size."""
         if self.chunksize <= 0:
             return None
@@ -395,8 +401,8 @@ class Frame:
             return self.nbytes % self.chunksize
         return self.chunksize
 
-    def _check_index(self, i: int) -> int:
-        i = _chunk._index("chunk index", i)
+    def check_index(self, i: int) -> int:
+        i = _chunk.index_arg("chunk index", i)
         if not 0 <= i < self.nchunks:
             raise IndexError(f"chunk {i} of a frame with {self.nchunks} chunks")
         return i
@@ -405,24 +411,24 @@ class Frame:
     def chunk(self, i: int) -> bytes:
         """Chunk ``i`` as stored (a special offset comes back as the
         equivalent special chunk)."""
-        i = self._check_index(i)
-        kind = self._special(i)
+        i = self.check_index(i)
+        kind = self.special(i)
         if kind is not None:
-            size = self._special_size(i, kind)
+            size = self.special_nbytes(i, kind)
             ts = self.typesize
             # C-Blosc2 caps a typesize above 255 to 1; zeros of partial items
             # (which it cannot build) are the same zeros with typesize 1
             ts = ts if ts <= 255 and size % ts == 0 else 1
             return compress_special(kind, size, typesize=ts)
-        base, view = self._chunk_view(i)
+        base, view = self.chunk_view(i)
         return bytes(view)
 
-    def _special_size(self, i: int, kind: str) -> int:
+    def special_nbytes(self, i: int, kind: str) -> int:
         """The decoded size of special chunk ``i``, once the chunk it stands
         for passes the chunk layer's rules (NaN: typesize 4 or 8, D-nan;
         NaN and uninit: whole items, H10)."""
-        size = self._chunk_nbytes(i)
-        at, path = self._index_offset(i), f"frame.offsets[{i}]"
+        size = self.chunk_nbytes(i)
+        at, path = self.entry_offset(i), f"frame.offsets[{i}]"
         if size is None:
             fail(ff.F_SPECIAL, at, path, "a special offset in a frame whose chunks vary in size")
         ts = self.typesize
@@ -433,46 +439,48 @@ class Frame:
                  f"of {ts}-byte items")
         return size
 
-    def _chunk_view(self, i: int) -> tuple[int, memoryview]:
-        o = self._offsets[i]
-        if self._dir is not None:
-            path = self._dir / ff.chunk_file_name(o)
+    def chunk_view(self, i: int) -> tuple[int, memoryview]:
+        o = self.entries[i]
+        if self.directory is not None:
+            path = self.directory / ff.chunk_file_name(o)
             try:
                 return 0, memoryview(path.read_bytes())
             except OSError as e:
-                fail(ff.F_SFRAME, self._index_offset(i), f"frame.chunks[{i}]",
+                fail(ff.F_SFRAME, self.entry_offset(i), f"frame.chunks[{i}]",
                      f"chunk file {path.name} cannot be read: {e.strerror}")
-        v = self._v
+        v = self.fields
         start = v.header_len + o
         section_end = v.header_len + v.cbytes
-        if not v.header_len <= start <= section_end - 16:
-            fail(ff.F_OFFSET, self._index_offset(i), f"frame.offsets[{i}]",
-                 f"offset {o} is outside the chunks section (0..{v.cbytes - 16})")
+        if not v.header_len <= start <= section_end - _LEN_CHUNK_HEADER:
+            fail(ff.F_OFFSET, self.entry_offset(i), f"frame.offsets[{i}]",
+                 f"offset {o} is outside the chunks section "
+                 f"(0..{v.cbytes - _LEN_CHUNK_HEADER})")
         try:
-            cbytes = _chunk.chunk_sizes(self._mv[start:start + 16])[1]
+            cbytes = _chunk.chunk_sizes(self.buffer[start:start + _LEN_CHUNK_HEADER])[1]
         except FormatError as e:
             raise _relocated(e, start, f"frame.chunks[{i}]") from None
-        if not 16 <= cbytes <= section_end - start:
-            fail(ff.F_CHUNK, start + 12, f"frame.chunks[{i}].header.cbytes",
+        if not _LEN_CHUNK_HEADER <= cbytes <= section_end - start:
+            fail(ff.F_CHUNK, start + _chunk_rules.HEADER.offset("cbytes"),
+                 f"frame.chunks[{i}].header.cbytes",
                  f"chunk of {cbytes} bytes at {start} runs past the chunks section "
                  f"({section_end})")
-        return start, self._mv[start:start + cbytes]
+        return start, self.buffer[start:start + cbytes]
 
     def decompress_chunk(self, i: int, *, nthreads: int = 1) -> bytes:
         """The data of chunk ``i`` (bytes)."""
-        i = self._check_index(i)
-        kind = self._special(i)
+        i = self.check_index(i)
+        kind = self.special(i)
         if kind is not None:
-            return _special_bytes(kind, self._special_size(i, kind), self.typesize)
-        size = self._chunk_nbytes(i)
-        base, view = self._chunk_view(i)
+            return _special_bytes(kind, self.special_nbytes(i, kind), self.typesize)
+        size = self.chunk_nbytes(i)
+        base, view = self.chunk_view(i)
         try:
             data = _chunk.decompress(view, nthreads=nthreads,
                                      max_nbytes=_chunk.MAX_NBYTES if size is None else size)
         except FormatError as e:
             raise _relocated(e, base, f"frame.chunks[{i}]") from None
         if size is not None and len(data) != size:
-            fail(ff.F_CHUNK, base + 4, f"frame.chunks[{i}].header.nbytes",
+            fail(ff.F_CHUNK, base + _NBYTES_AT, f"frame.chunks[{i}].header.nbytes",
                  f"chunk {i} holds {len(data)} bytes, the frame's chunks hold {size}")
         return data
 
@@ -483,54 +491,55 @@ class Frame:
         anything is allocated (special chunks stand for data of any size)."""
         _chunk_rules.check_output_cap(self.nbytes, max_nbytes, OFFSETS["frame.header.nbytes"],
                                       "frame.header.nbytes")
-        n, size, batch = self.nchunks, self.chunksize, self._native_batch()
+        n, size, batch = self.nchunks, self.chunksize, self.native_batch()
         if batch is None:
             return b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(n))
         section, last, table = batch
         # One native call per group of chunks; groups bound what a lying
         # header makes us allocate before the first chunk is found wrong.
-        raw, per, parts = self._offsets.raw, max(1, _DECODE_GROUP // size), []
+        raw, per, parts = self.entries.raw, max(1, _DECODE_GROUP // size), []
         for a in range(0, n, per):
             b = min(n, a + per)
             tail = last if b == n else size
             out = bytearray(size * (b - a - 1) + tail)
-            status = native.decode_chunks(section, raw[8 * a:8 * b], b - a, size, tail, table,
+            status = native.decode_chunks(section, raw[_LEN_ENTRY * a:_LEN_ENTRY * b], b - a,
+                                          size, tail, table,
                                           nthreads, out)
-            for k in (k for k, s in enumerate(status) if s != native._lib.BK_CHECK_OK):
+            for k in (k for k, s in enumerate(status) if s != native.CHECK_OK):
                 data = self.decompress_chunk(a + k, nthreads=nthreads)   # explains errors
                 out[k * size:k * size + len(data)] = data
             parts.append(out)
         return b"".join(parts)
 
-    def _native_batch(self):
+    def native_batch(self):
         """(chunks section, last chunk's nbytes, codec table) when the
         native calls over many chunks apply: a contiguous frame of fixed
         chunk size whose sizes agree, with the native reader built; else None."""
-        table, n, size = _chunk._FAST[0], self.nchunks, self.chunksize
+        table, n, size = _chunk.fast_table(), self.nchunks, self.chunksize
         last = self.nbytes - size * (n - 1)
-        if table is None or self._dir is not None or size <= 0 or not n or not 0 < last <= size:
+        if table is None or self.directory is not None or size <= 0 or not n or not 0 < last <= size:
             return None
-        return self._mv[self.header_len:self.header_len + self.cbytes], last, table
+        return self.buffer[self.header_len:self.header_len + self.cbytes], last, table
 
     @property
-    def _vlraw(self) -> dict[str, bytes]:
+    def vlmetalayers_raw(self) -> dict[str, bytes]:
         """The trailer's vlmetalayer values as stored (read on first use)."""
         if self._vlraw_read is None:
-            self._vlraw_read = _metalayers(self._mv, self._trailer + ff.LEN_TRAILER_HEAD,
-                                           self._v.frame_len, self._trailer,
-                                           "frame.trailer.vlmetalayers", self._vl_at,
-                                           self._odd_names)
+            self._vlraw_read = read_metalayers(self.buffer, self.trailer_start + ff.LEN_TRAILER_HEAD,
+                                           self.fields.frame_len, self.trailer_start,
+                                           "frame.trailer.vlmetalayers", self.vlmetalayer_at,
+                                           self.odd_names)
         return self._vlraw_read
 
     @property
     def vlmetalayers(self) -> dict[str, bytes]:
         """Name -> the stored value, decompressed (python-blosc2 stores msgpack)."""
         out = {}
-        for name, raw in self._vlraw.items():
+        for name, raw in self.vlmetalayers_raw.items():
             try:
                 out[name] = _chunk.decompress(raw)
             except FormatError as e:
-                raise e.relocated(self._vl_at[name], f"frame.trailer.vlmetalayers[{name!r}]") \
+                raise e.relocated(self.vlmetalayer_at[name], f"frame.trailer.vlmetalayers[{name!r}]") \
                     from None
         return out
 
@@ -538,7 +547,7 @@ class Frame:
     def close(self) -> None:
         """Release the file mapping (nothing to do for bytes)."""
         if self._closer is not None:
-            _unmap(self._mv, self._closer)
+            _unmap(self.buffer, self._closer)
             self._closer = None
 
     def __enter__(self) -> Frame:
@@ -564,7 +573,7 @@ def _unmap(mv: memoryview, close) -> None:
 
 
 def _special_bytes(kind: str, size: int, typesize: int) -> bytes:
-    """The data of a special entry (checked by ``Frame._special_size``)."""
+    """The data of a special entry (checked by ``Frame.special_nbytes``)."""
     if kind == "nan":
         unit = struct.pack("<f" if typesize == 4 else "<d", float("nan"))
         return unit * (size // typesize)

@@ -24,16 +24,16 @@ def sframe_files(frame) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     offsets: list[int] = []
     for i in range(f.nchunks):
-        kind = f._special(i)
+        kind = f.special(i)
         if kind is not None:
             offsets.append(ff.special_offset(kind))
             continue
         files[ff.chunk_file_name(len(files))] = bytes(f.chunk(i))
         offsets.append(len(files) - 1)
-    mv = f._mv
+    mv = f.buffer
     header = bytearray(mv[:f.header_len])
     index = compress_index(offsets)
-    trailer = bytes(mv[f._trailer:f._v.frame_len])
+    trailer = bytes(mv[f.trailer_start:f.fields.frame_len])
     fixed = ff.FRAME_HEADERS[f.layout].parse(bytes(header))
     fixed.frame_len = len(header) + len(index) + len(trailer)
     fixed.frame_type = 1

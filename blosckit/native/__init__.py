@@ -203,7 +203,7 @@ def blosclz_decompress_into(src, dst):
     return int(_lib.bk_blosclz_decompress(s, len(s), d, len(d)))
 
 
-_FLAVORS = {"blosc2": 2, "blosc1": 1}
+FLAVORS = {"blosc2": 2, "blosc1": 1}
 
 
 def blosclz_compress_into(src, dst, clevel, flavor="blosc2", split=True):
@@ -230,7 +230,7 @@ def blosclz_compress_into(src, dst, clevel, flavor="blosc2", split=True):
     """
     if not isinstance(clevel, int) or not 1 <= clevel <= 9:
         raise ValueError(f"clevel must be 1..9, got {clevel!r}")
-    if flavor not in _FLAVORS:
+    if flavor not in FLAVORS:
         raise ValueError(f"flavor must be 'blosc2' or 'blosc1', got {flavor!r}")
     s = _rd(src)
     d = _wr(dst)
@@ -238,7 +238,7 @@ def blosclz_compress_into(src, dst, clevel, flavor="blosc2", split=True):
         raise ValueError("blosclz_compress_into: src larger than 2 GiB - 1")
     if _overlap(s, len(s), d, len(d)):
         raise ValueError("blosclz_compress_into: src and dst must not overlap")
-    rc = _lib.bk_blosclz_compress(clevel, s, len(s), d, len(d), _FLAVORS[flavor],
+    rc = _lib.bk_blosclz_compress(clevel, s, len(s), d, len(d), FLAVORS[flavor],
                                   1 if split else 0)
     _check_rc(rc, "blosclz_compress")
     return int(rc)
@@ -431,6 +431,7 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
 
 # the chunk's codec format (flags >> 5) -> the codec id keying the entries
 _FORMAT_TO_CODEC = {0: 0, 1: 1, 3: 4, 4: 5}
+CHECK_OK = _lib.BK_CHECK_OK      # check_chunks: the chunk passed every check in C
 _MAX_NBYTES = 2**31 - 1
 BK_MAX_THREADS = 64        # the block loop's thread cap (blosckit_native.h)
 _CHECK_FIRST = 1 << 20     # above this nbytes, check the chunk before allocating
@@ -445,7 +446,7 @@ def make_codec_table(entries: dict) -> object:
     """The codec table ``decompress_fast`` takes, built once per process.
 
     ``entries``: codec id -> (native codec kind, {C entry point name: address})
-    as in ``blosckit.codecs._dl.NATIVE_DECODERS`` (the caller passes it: the
+    as in ``blosckit.codecs.libs.NATIVE_DECODERS`` (the caller passes it: the
     codec layer imports this module, not the reverse).  Codecs without an
     entry make the fast path decline their chunks.
     """

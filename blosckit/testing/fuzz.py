@@ -248,9 +248,9 @@ def _known(blob: bytes, kind: str) -> list[str]:
     try:
         with open_frame(blob) as f:
             ids = [d.id for d, _, _ in divergences.frame_divergences(f)]
-            s, e = f._index
-            ids += [d.id for d in divergences.reader_divergences(f._mv[s:e])]
-            ids += [d.id for d in divergences.index_divergences(f._mv[s:e])]
+            s, e = f.index_span
+            ids += [d.id for d in divergences.reader_divergences(f.buffer[s:e])]
+            ids += [d.id for d in divergences.index_divergences(f.buffer[s:e])]
             for i in range(f.nchunks):
                 if isinstance(f.offsets[i], int):
                     ids += [d.id for d in divergences.reader_divergences(f.chunk(i))]

@@ -35,6 +35,7 @@ from ..chunk.encode import compress, compress_special, compress_vlblocks
 from ..chunk.read import decompress
 from ..errors import FormatError
 from ..formats import b2nd as fb
+from ..formats import chunk as fc
 from ..formats.frame import looks_like_frame
 from ..frame.b2nd import chunk_data, compress_b2nd
 from ..frame.build import build_frame
@@ -81,7 +82,7 @@ def _data(draw, max_nbytes: int, typesize: int, min_nbytes: int = 0) -> bytes:
         return draw(st.binary(min_size=n, max_size=n))
     if shape == "ramp":
         start = draw(st.integers(0, 255))
-        return bytes((start + i // typesize) & 0xFF if i % typesize == 0 else 0
+        return bytes((start + i // typesize) % 256 if i % typesize == 0 else 0
                      for i in range(n))
     run = draw(st.integers(1, 64))
     value = draw(st.integers(0, 255))
@@ -190,15 +191,15 @@ def _lowlevel(draw, max_nbytes) -> tuple[bytes, bytes]:
               "flags": {"compformat": 0, "dont_split": True, "delta": False,
                         "bitshuffle": True, "memcpyed": False, "shuffle": True},
               "typesize": 1, "nbytes": len(data), "blocksize": blocksize, "cbytes": None,
-              "extended": {"filters": [0] * 6, "udcodec": 0, "compcode_meta": 0,
-                           "filters_meta": [0] * 6,
+              "extended": {"filters": [0] * fc.NUM_FILTER_SLOTS, "udcodec": 0,
+                           "compcode_meta": 0, "filters_meta": [0] * fc.NUM_FILTER_SLOTS,
                            "blosc2_flags2": {"reserved": 0, "vl_blocks": False},
                            "blosc2_flags": {"instrumented": False, "special": 0,
                                             "lazy": False, "unimplemented": False,
                                             "big_endian": False, "use_dict": False}}}
-    start = 32 + 4 * nblocks
-    sizes = [sum(4 + (1 if s["token"] is not None else 0) + (len(s["cdata"] or b""))
-                 for s in b) for b in blocks]
+    start = fc.LEN_EXTENDED + fc.LEN_BSTART * nblocks
+    sizes = [sum(fc.LEN_CSIZE + (fc.LEN_TOKEN if s["token"] is not None else 0)
+                 + len(s["cdata"] or b"") for s in b) for b in blocks]
     bstarts = [0] * nblocks
     for j in order:                        # lay the blocks out in the drawn order
         bstarts[j] = start
@@ -301,7 +302,7 @@ def _b2nd_frame(draw, max_chunks: int) -> tuple[list[bytes], bytes]:
     """An n-d array frame: small extents, edge chunks and blocks, blocks
     wider than chunks, 0-d arrays, empty ones, and now and then 16
     dimensions (most of them 1, so the grid stays small)."""
-    ndim = draw(st.sampled_from((1, 2, 3, 0, 1, 2, 16)))
+    ndim = draw(st.sampled_from((1, 2, 3, 0, 1, 2, 3, 3, 16)))   # 3-d arrays are often empty
     shape, cshape, bshape = [], [], []
     for d in range(ndim):
         s = draw(st.integers(0, 6)) if ndim < 16 or d >= 14 else 1

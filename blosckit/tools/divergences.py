@@ -27,7 +27,6 @@ The prose is in specs/divergences.md (anchor = the id).
 from __future__ import annotations
 
 import ast
-import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -36,13 +35,25 @@ import msgpack
 from ..chunk.read import parse_chunk
 from ..errors import FormatError
 from ..formats import b2nd as fb
+from ..formats import chunk as fc
+from ..formats import enums
+from ..formats import frame as ff
 from ..formats.rules import OFFSETS
 
 C_BLOSC2_SEEN = "3.3.5"
 C_BLOSC1_SEEN = "1.21.7"
 SPEC = "specs/divergences.md"
 
-_I32 = struct.Struct("<i")
+_SPECIAL_VALUE = enums.lookup(enums.SPECIALS, "value")
+_BYTEDELTAS = (enums.lookup(enums.FILTERS, "bytedelta_buggy"),
+               enums.lookup(enums.FILTERS, "bytedelta"))
+_DELTA = enums.lookup(enums.FILTERS, "delta")
+_SNAPPY_FORMAT = enums.lookup(enums.COMPFORMATS, "snappy")
+
+
+def _raw(chunk) -> fc.RawHeader | None:
+    """The header's bytes as stored (None when the chunk is shorter)."""
+    return fc.raw_header(chunk) if len(chunk) >= fc.LEN_HEADER else None
 
 
 @dataclass(frozen=True)
@@ -76,7 +87,8 @@ def _has_body(parsed) -> bool:
 def _legacy_split(chunk: bytes, parsed) -> bool:
     # C-Blosc2 splits every full block of a chunk whose 0x10 flag is clear;
     # Blosc1 writers before 1.11 split only small items in big blocks
-    return (_has_body(parsed) and parsed.version <= 2 and not chunk[2] & 0x10
+    return (_has_body(parsed) and parsed.version <= 2
+            and not fc.raw_header(chunk).flags & fc.FLAG_DONT_SPLIT
             and parsed.typesize > 1 and not parsed.split)
 
 
@@ -120,17 +132,18 @@ def _uninit(chunk: bytes, parsed) -> bool:
 
 def _lazy_value_past_end(chunk: bytes, parsed) -> bool:
     # read from the raw header: blosckit's parser refuses the cbytes claim
-    if len(chunk) < 32 or chunk[2] & 0x05 != 0x05:
+    h = _raw(chunk)
+    if h is None or not h.has_extended:
         return False
-    flags = chunk[31]
-    value, lazy = (flags >> 4) & 7 == 3, bool(flags & 0x08)
-    return value and lazy and _I32.unpack_from(chunk, 12)[0] > len(chunk)
+    lazy = bool(h.blosc2_flags & fc.B2_LAZY)
+    return h.special == _SPECIAL_VALUE and lazy and h.cbytes > len(chunk)
 
 
 def _version3(chunk: bytes, parsed) -> bool:
     # C-Blosc2 reads byte 30 of an alpha (version-3) header as blosc2_flags2,
     # whose bit 0 marks VL blocks; in version 3 the byte is reserved
-    return _has_body(parsed) and parsed.version == 3 and bool(chunk[30] & 0x01)
+    return (_has_body(parsed) and parsed.version == 3
+            and bool(fc.EXTENDED.get(chunk, "blosc2_flags2.vl_blocks")))
 
 
 def _runs_without_token(chunk: bytes, parsed) -> bool:
@@ -141,20 +154,20 @@ def _runs_without_token(chunk: bytes, parsed) -> bool:
 
 
 def _stream_csizes(chunk: bytes, parsed) -> list[int]:
-    """Every stream's csize, walked with blosckit's stream layout (stops at
-    the first size field outside the chunk)."""
+    """Every stream's csize, walked as versions 1-3 lay streams out (no
+    token after a run: the callers ask about those versions); stops at the
+    first size field outside the chunk."""
     out: list[int] = []
     end = min(parsed.cbytes, len(chunk))
     bs = min(parsed.blocksize, parsed.nbytes)
     for j, pos in enumerate(parsed.bstarts):
-        leftover = j == parsed.nblocks - 1 and parsed.nbytes % bs
-        nstreams = parsed.typesize if parsed.split and not leftover else 1
-        for _ in range(nstreams):
-            if pos < 0 or pos + 4 > end:
+        size = parsed.nbytes % bs if j == parsed.nblocks - 1 and parsed.nbytes % bs else bs
+        for _ in range(fc.streams_in_block(parsed.split, parsed.typesize, size, bs)):
+            if pos < 0 or pos + fc.LEN_CSIZE > end:
                 return out
-            csize = _I32.unpack_from(chunk, pos)[0]
+            csize = fc.FAST_CSIZE.unpack_from(chunk, pos)[0]
             out.append(csize)
-            pos += 4 + max(csize, 0)
+            pos += fc.LEN_CSIZE + max(csize, 0)
     return out
 
 
@@ -176,14 +189,15 @@ def _memcpyed_dict(chunk: bytes, parsed) -> bool:
     # C-Blosc2 writes this for incompressible input with use_dict, and then
     # refuses it: its reader expects a dictionary section that is not there
     return (parsed is not None and parsed.memcpyed and parsed.nbytes > 0
-            and parsed.extended and bool(chunk[31] & 0x01))
+            and parsed.extended and bool(fc.raw_header(chunk).blosc2_flags & fc.B2_DICT))
 
 
 def _bytedelta_meta0(chunk: bytes, parsed) -> bool:
     # meta 0 means "the super-chunk's typesize" to C-Blosc2, which refuses it
     # in a chunk read on its own; blosckit uses the chunk's typesize
     return _has_body(parsed) and any(
-        slot in (34, 35) and meta == 0 for slot, meta in zip(parsed.slots, parsed.filters_meta))
+        slot in _BYTEDELTAS and meta == 0
+        for slot, meta in zip(parsed.slots, parsed.filters_meta))
 
 
 def _deltas_apart(chunk: bytes, parsed) -> bool:
@@ -194,7 +208,8 @@ def _deltas_apart(chunk: bytes, parsed) -> bool:
 
 def _index_typesize(chunk: bytes, parsed) -> bool:
     # C-Blosc2 fetches each offset as one item of the index chunk's typesize
-    return len(chunk) > 3 and chunk[3] != 8
+    h = _raw(chunk)
+    return h is not None and h.typesize != ff.LEN_OFFSET
 
 
 # C-Blosc 1.21 (the last Blosc1 library) reads a chunk of version <= 2 only
@@ -212,7 +227,7 @@ def _blosc1_versionlz(chunk: bytes, parsed) -> bool:
 
 
 def _blosc1_delta(chunk: bytes, parsed) -> bool:
-    return _blosc1_reads(parsed) and bool(chunk[2] & 0x08)
+    return _blosc1_reads(parsed) and bool(fc.raw_header(chunk).flags & fc.FLAG_DELTA)
 
 
 def _blosc1_extended(chunk: bytes, parsed) -> bool:
@@ -283,7 +298,7 @@ _C_UNDEFINED_FILTERS = frozenset(range(5, 32)) | frozenset(range(37, 160))
 
 
 def _undefined_frame_filter(frame) -> list[tuple[int, str]]:
-    v = frame._v
+    v = frame.fields
     if v.layout < 13:
         return []
     at = OFFSETS["frame.header.filter_pipeline.filters"]
@@ -293,8 +308,8 @@ def _undefined_frame_filter(frame) -> list[tuple[int, str]]:
 
 def _odd_names(kind: str) -> Callable[[Any], list[tuple[int, str]]]:
     def names(frame) -> list[tuple[int, str]]:
-        frame._vlraw                       # reads the trailer's names too
-        return sorted({(at, path) for at, path, k in frame._odd_names if k == kind})
+        frame.vlmetalayers_raw                       # reads the trailer's names too
+        return sorted({(at, path) for at, path, k in frame.odd_names if k == kind})
     return names
 
 
@@ -312,7 +327,7 @@ def _b2nd_not_msgpack(frame) -> list[tuple[int, str]]:
     try:
         msgpack.unpackb(frame.metalayers[b.name], strict_map_key=False)
     except Exception:              # msgpack's errors on bytes that are not one object
-        return [(b._at, b._root)]
+        return [(b.offset, b.path)]
     return []
 
 
@@ -324,8 +339,8 @@ def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
     if b is None or b.dtype_format is None:
         return []
     if b.dtype_format != fb.DTYPE_FORMAT_NUMPY:
-        return [(b._at + fb.extent_offset(b.ndim, "dtype_format", 0),
-                 f"{b._root}.dtype.dtype_format")]
+        return [(b.offset + fb.extent_offset(b.ndim, "dtype_format", 0),
+                 f"{b.path}.dtype.dtype_format")]
     try:
         import numpy
     except ImportError:             # no way to tell without NumPy
@@ -337,7 +352,7 @@ def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
         try:
             numpy.dtype(ast.literal_eval(text))
         except Exception:           # whatever a hostile string makes them raise
-            return [(b._at + fb.extent_offset(b.ndim, "dtype", 0), f"{b._root}.dtype.dtype")]
+            return [(b.offset + fb.extent_offset(b.ndim, "dtype", 0), f"{b.path}.dtype.dtype")]
     return []
 
 
@@ -347,13 +362,13 @@ def _special_not_rebuilt(frame) -> list[tuple[int, str]]:
     if frame.chunksize <= 0 or not frame.nchunks:
         return []
     ts, n = frame.typesize, frame.nchunks
-    partial = {frame._chunk_nbytes(0) % ts != 0, frame._chunk_nbytes(n - 1) % ts != 0}
-    if frame._v.blocksize >= 0 and True not in partial:
+    partial = {frame.chunk_nbytes(0) % ts != 0, frame.chunk_nbytes(n - 1) % ts != 0}
+    if frame.fields.blocksize >= 0 and True not in partial:
         return []
-    specials = [i for i, o in enumerate(frame._offsets) if o < 0]
-    out = [(frame._index_offset(i), f"frame.offsets[{i}]") for i in specials
-           if frame._chunk_nbytes(i) % ts]
-    if specials and frame._v.blocksize < 0:
+    specials = [i for i, o in enumerate(frame.entries) if o < 0]
+    out = [(frame.entry_offset(i), f"frame.offsets[{i}]") for i in specials
+           if frame.chunk_nbytes(i) % ts]
+    if specials and frame.fields.blocksize < 0:
         out.append((OFFSETS["frame.header.blocksize"], "frame.header.blocksize"))
     return out
 
@@ -435,16 +450,23 @@ def beyond_all_reader_divergences(chunk) -> bool:
     meta 0 (V12), without two delta filters apart (V17).  Every reader predicate above needs one of these, so a
     caller checking thousands of chunks can skip the table for the rest
     (a test checks this against the predicates)."""
-    if len(chunk) < 32 or chunk[0] not in (4, 5) or chunk[2] & 0x05 != 0x05:
+    h = _raw(chunk)
+    if h is None or not h.has_extended or h.version not in _PLAIN_VERSIONS:
         return False
-    b2 = chunk[31]
-    if b2 & 0xF8 or chunk[2] >> 5 == 2 or (chunk[2] & 0x02 and b2 & 0x01):
+    if h.blosc2_flags & _NOT_PLAIN or h.compformat == _SNAPPY_FORMAT \
+            or (h.flags & fc.FLAG_MEMCPYED and h.blosc2_flags & fc.B2_DICT):
         return False
-    if any(chunk[16 + k] in (34, 35) and chunk[24 + k] == 0 for k in range(6)):
+    if any(f in _BYTEDELTAS and m == 0 for f, m in zip(h.filters, h.filters_meta)):
         return False
-    active = [f for f in bytes(chunk[16:22]) if f]          # V17: deltas apart
-    deltas = [k for k, f in enumerate(active) if f == 3]
+    active = [f for f in h.filters if f]                     # V17: deltas apart
+    deltas = [k for k, f in enumerate(active) if f == _DELTA]
     return not any(b - a > 1 for a, b in zip(deltas, deltas[1:]))
+
+
+# beyond_all_reader_divergences: the chunk versions no predicate singles out,
+# and the blosc2_flags bits that make a chunk special, lazy or instrumented
+_PLAIN_VERSIONS = (4, 5)
+_NOT_PLAIN = (fc.EXTENDED["blosc2_flags.special"].bits | fc.B2_LAZY | fc.B2_INSTR)
 
 
 def reader_divergences(chunk, *, operation: str | None = None) -> list[Divergence]:

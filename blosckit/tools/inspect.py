@@ -256,7 +256,7 @@ def frame_nodes(src, *, chunk: int | None = None) -> Iterator[Node]:
         return
     with f:
         if chunk is not None:
-            f._check_index(chunk)
+            f.check_index(chunk)
         yield from _frame(f, chunk)
 
 
@@ -279,8 +279,8 @@ def _input_view(src) -> memoryview:
 
 
 def _frame(f: Frame, chunk: int | None) -> Iterator[Node]:
-    mv, h = f._mv, f.header
-    yield from _head(h, f.layout, len(mv), f._dir is not None)
+    mv, h = f.buffer, f.header
+    yield from _head(h, f.layout, len(mv), f.directory is not None)
     if f.layout in ff.LAYOUT_WITH_METALAYERS:
         yield from _metalayers(mv, f.layout, h.header_len, b2nd=lambda name, at: _b2nd(f, at, name))
     yield from _chunks(f, chunk)
@@ -427,7 +427,7 @@ def _b2nd(f: Frame, at: int, name: str) -> Iterator[Node]:
 def _b2nd_meaning(path: str, value: Any, b) -> str:
     leaf = path.rsplit(".", 1)[-1]
     if leaf.endswith("_marker") and leaf != "dtype_marker":
-        return "" if value == (0x90 + b.ndim) else "not a msgpack fixarray marker"
+        return "" if value == fb.array_marker(b.ndim) else "not a msgpack fixarray marker"
     if leaf == "dtype_format":
         return "NumPy dtype string" if value == fb.DTYPE_FORMAT_NUMPY else "unknown"
     return ""
@@ -439,14 +439,14 @@ def _chunks(f: Frame, chunk: int | None) -> Iterator[Node]:
     """The chunks section and one node per chunk (chunk ``chunk`` also to
     field level).  The offsets index is decoded here: chunks come first in
     the file, but only the index says where they are."""
-    if f._dir is not None:
+    if f.directory is not None:
         yield Node("frame.chunks", f.header_len, 0, None,
                    f"chunks: {f.cbytes} bytes in one file per chunk beside "
                    f"{ff.SFRAME_INDEX}; their offsets count from their file's start")
     else:
         yield Node("frame.chunks", f.header_len, f.cbytes, None,
                    "chunks section (in the order the offsets index gives)")
-    f._offsets                        # decoded now: FormatError here if it does not
+    f.entries                        # decoded now: FormatError here if it does not
     for i in range(f.nchunks):
         node, view = _chunk_summary(f, i)
         yield node
@@ -457,21 +457,21 @@ def _chunks(f: Frame, chunk: int | None) -> Iterator[Node]:
 def _chunk_summary(f: Frame, i: int) -> tuple[Node, memoryview | None]:
     """Chunk ``i``'s node and its bytes (None for a special offset)."""
     path = f"frame.chunks[{i}]"
-    kind = f._special(i)
+    kind = f.special(i)
     if kind is not None:
-        at = f._index[0]
+        at = f.index_span[0]
         return Node(path, at, 0, None,
                     f"a special offset: no bytes stored (its entry is in the offsets "
                     f"index at {at})", None, f"special: {kind} (no bytes stored)"), None
-    base, view = f._chunk_view(i)
+    base, view = f.chunk_view(i)
     try:
         c = parse_chunk(view)
     except FormatError as e:
         raise e.relocated(base, path) from None
-    if f._dir is not None:
-        doc = f"chunk file {ff.chunk_file_name(f._offsets[i])}: offsets within that file"
+    if f.directory is not None:
+        doc = f"chunk file {ff.chunk_file_name(f.entries[i])}: offsets within that file"
     else:
-        doc = f"chunk {i}, at offset {f._offsets[i]} of the chunks section"
+        doc = f"chunk {i}, at offset {f.entries[i]} of the chunks section"
     return Node(path, base, c.cbytes, None, doc, None, _chunk_meaning(c)), view
 
 
@@ -482,20 +482,20 @@ def _index(f: Frame) -> Iterator[Node]:
     a compressed index have no byte offset of their own: they are shown at
     the index chunk's start with size 0; a memcpyed index stores them raw,
     and they are shown where they are."""
-    start, end = f._index
+    start, end = f.index_span
     if end == start:
         yield Node("frame.offsets", start, 0, None, "no offsets index: the frame has no chunks")
         return
     yield Node("frame.offsets", start, end - start, None,
                f"offsets index: a Blosc chunk of int64, one per chunk ({f.nchunks})")
     data_at = None
-    for n in _inner_chunk(f._mv[start:end], start, "frame.offsets"):
+    for n in _inner_chunk(f.buffer[start:end], start, "frame.offsets"):
         if n.path == "frame.offsets.data":
             data_at = n.offset
         yield n
-    for i, o in enumerate(f._offsets):
+    for i, o in enumerate(f.entries):
         if data_at is not None:
-            at, size, doc = data_at + 8 * i, 8, f"offset of chunk {i}"
+            at, size, doc = data_at + ff.LEN_OFFSET * i, ff.LEN_OFFSET, f"offset of chunk {i}"
         else:
             at, size, doc = start, 0, (f"offset of chunk {i}, decoded from the compressed "
                                        "index chunk (shown at its start: no byte offset of "
@@ -505,7 +505,7 @@ def _index(f: Frame) -> Iterator[Node]:
 
 
 def _points_at(f: Frame, o: int) -> str:
-    if f._dir is not None:
+    if f.directory is not None:
         return f"chunk file {ff.chunk_file_name(o)}"
     return f"chunk at byte {f.header_len + o} of the frame"
 
@@ -514,12 +514,12 @@ def _points_at(f: Frame, o: int) -> str:
 
 def _trailer(f: Frame) -> Iterator[Node]:
     """The trailer's head, its vlmetalayers and its tail."""
-    mv, start, n = f._mv, f._trailer, f._v.frame_len
+    mv, start, n = f.buffer, f.trailer_start, f.fields.frame_len
     yield Node("frame.trailer", start, n - start, None,
                "trailer: msgpack [version, vlmetalayers, trailer_len, fingerprint]")
     head = parse(ff.TrailerHead, mv, start, "frame.trailer", rule=ff.F_TRAILER.id)
     yield from _fields(ff.TrailerHead, head, "frame.trailer", start, head)
-    f._vlraw                          # the reader's checks of the section come first
+    f.vlmetalayers_raw                          # the reader's checks of the section come first
     tail_at = n - ff.LEN_TRAILER_TAIL
     # the reader reads the section within the whole frame (limit n)
     yield from _meta_section(mv, start + ff.LEN_TRAILER_HEAD, tail_at, n, start,

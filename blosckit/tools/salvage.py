@@ -34,9 +34,10 @@ from typing import Union
 from ..chunk import read as _chunk
 from ..chunk.encode import compress_special
 from ..errors import FormatError
+from ..formats import ConstMismatch, enums
 from ..formats import chunk as fc
 from ..formats import frame as ff
-from ..frame.read import _metalayers, open_frame
+from ..frame.read import open_frame, read_metalayers
 from ..frame.build import build_frame
 
 __all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_MAX_NBYTES"]
@@ -45,10 +46,8 @@ __all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_M
 # gives no chunk size: a false candidate must not make us allocate gigabytes.
 SCAN_MAX_NBYTES = 1 << 28
 
-_CHUNK_HEAD = fc.FAST_HEADER                  # version .. cbytes (specs/chunk.md)
 _LEN_CHUNK_HEAD = fc.LEN_HEADER               # 16
 _ENTRY = ff.FAST_OFFSET                       # one offsets-index entry
-_LOW56 = (1 << 56) - 1
 
 
 Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
@@ -257,12 +256,13 @@ def _check_metalayers(mv: memoryview, h: _Header, header_len: int | None,
         return header_len
     at: dict[str, int] = {}
     try:
-        metas = _metalayers(mv, fixed, len(mv), 0, "frame.metalayers", at)
+        metas = read_metalayers(mv, fixed, len(mv), 0, "frame.metalayers", at)
     except FormatError as e:
         report.damage.append(Damage.of(e))
         return header_len
-    # An empty section is fixarray, uint16 idx, map16, array16: 10 bytes.
-    end = max((at[k] + len(v) for k, v in metas.items()), default=fixed + 10)
+    # an empty section is its head and the values' head
+    end = max((at[k] + len(v) for k, v in metas.items()),
+              default=fixed + ff.FAST_META_HEAD.size + ff.FAST_VALUES_HEAD.size)
     h.metalayers = metas
     if header_len != end:
         said = "is damaged" if header_len is None else f"reads {header_len}"
@@ -284,10 +284,12 @@ def _read_vlmeta(mv: memoryview, frame_end: int) -> dict[str, bytes]:
         raise FormatError("no trailer length at the end of the input", max(tail, 0),
                           "frame.trailer.trailer_len", rule=ff.F_TRAILER.id)
     start = frame_end - trailer_len
-    if mv[start] != 0x94:
+    try:
+        ff.FAST_TRAILER_HEAD.read(mv, start)
+    except ConstMismatch:
         raise FormatError("no trailer fixarray where the trailer length points", start,
-                          "frame.trailer", rule=ff.F_TRAILER.id)
-    raw = _metalayers(mv, start + ff.LEN_TRAILER_HEAD, frame_end, start,
+                          "frame.trailer", rule=ff.F_TRAILER.id) from None
+    raw = read_metalayers(mv, start + ff.LEN_TRAILER_HEAD, frame_end, start,
                       "frame.trailer.vlmetalayers")
     out = {}
     for name, value in raw.items():
@@ -309,10 +311,12 @@ def _decode(mv: memoryview, pos: int, end: int, max_nbytes: int) -> _Found:
     if pos < 0 or pos + _LEN_CHUNK_HEAD > end:
         raise FormatError(f"a chunk at {pos} does not fit before {end}", max(pos, 0),
                           "chunk", rule=ff.F_CHUNK.id)
-    _, _, _, typesize, nbytes, _, cbytes = _CHUNK_HEAD.unpack_from(mv, pos)
+    head = fc.raw_header(mv, pos)
+    cbytes = head.cbytes
     if not _LEN_CHUNK_HEAD <= cbytes <= end - pos:
-        raise FormatError(f"chunk of {cbytes} bytes at {pos} runs past {end}", pos + 12,
-                          "chunk.header.cbytes", rule=ff.F_CHUNK.id)
+        raise FormatError(f"chunk of {cbytes} bytes at {pos} runs past {end}",
+                          pos + fc.HEADER.offset("cbytes"), "chunk.header.cbytes",
+                          rule=ff.F_CHUNK.id)
     # a copy, not a view: decoding a memoryview slice that fails (an
     # unsupported codec) leaves a cycle whose collection crashes the
     # interpreter (blosckit.chunk bug, reported with the salvage work)
@@ -321,7 +325,7 @@ def _decode(mv: memoryview, pos: int, end: int, max_nbytes: int) -> _Found:
         data = _chunk.decompress(raw, max_nbytes=max_nbytes)
     except FormatError as e:
         raise e.relocated(pos, "chunk") from None
-    return _Found(pos, raw, len(data), typesize, "scan")
+    return _Found(pos, raw, len(data), head.typesize, "scan")
 
 
 def _read_index(mv: memoryview, h: _Header) -> list[int]:
@@ -334,27 +338,28 @@ def _read_index(mv: memoryview, h: _Header) -> list[int]:
                           "frame.header", rule=ff.F_INDEX.id)
     start = sec[0] + (h.cbytes or 0)
     want = h.nchunks()
-    cap = 8 * want if want is not None else SCAN_MAX_NBYTES
+    cap = ff.LEN_OFFSET * want if want is not None else SCAN_MAX_NBYTES
     try:
         found = _decode(mv, start, len(mv), cap)
     except FormatError as e:
         raise e.relocated(0, "frame.offsets") from None
     raw = _chunk.decompress(found.data, max_nbytes=cap)
-    if len(raw) % 8 or (want is not None and len(raw) != 8 * want):
-        raise FormatError(f"the index holds {len(raw)} bytes for {want} chunks", start + 4,
-                          "frame.offsets", rule=ff.F_INDEX.id)
+    if len(raw) % ff.LEN_OFFSET or (want is not None and len(raw) != ff.LEN_OFFSET * want):
+        raise FormatError(f"the index holds {len(raw)} bytes for {want} chunks",
+                          start + fc.HEADER.offset("nbytes"), "frame.offsets",
+                          rule=ff.F_INDEX.id)
     return [e for (e,) in _ENTRY.iter_unpack(raw)]
 
 
 def _special_chunk(entry: int, size: int | None, typesize: int) -> bytes:
     """The special chunk a special index entry stands for; FormatError when
     its kind is unknown or its size is (the header does not say it)."""
-    kind = ff.SPECIAL_KINDS.get((entry >> 56) & 0x07)
-    if kind is None or size is None:
+    kind = ff.special_kind(entry)
+    if kind is None or ff.special_extra_bits(entry) or size is None:
         raise FormatError(f"special entry {entry & (2**64 - 1):#x} cannot be rebuilt",
                           0, "frame.offsets[]", rule=ff.F_SPECIAL.id)
     # NaN chunks need float32/float64 items (as Frame.chunk does)
-    ts = typesize if kind != "nan" or typesize in (4, 8) else 4
+    ts = typesize if kind != "nan" or typesize in fc.NAN_WIDTHS else fc.NAN_WIDTHS[0]
     return compress_special(kind, size, typesize=ts)
 
 
@@ -368,7 +373,8 @@ def _by_index(mv: memoryview, h: _Header, entries: list[int],
         try:
             if entry < 0:
                 chunk = _special_chunk(entry, size, h.typesize or 1)
-                out.append(_Found(None, chunk, size or 0, chunk[3], "index", i))
+                out.append(_Found(None, chunk, size or 0, fc.raw_header(chunk).typesize,
+                                  "index", i))
                 continue
             f = _decode(mv, start + entry, end, size or SCAN_MAX_NBYTES)
             if size is not None and f.nbytes != size:
@@ -393,10 +399,10 @@ def _by_index(mv: memoryview, h: _Header, entries: list[int],
 def _le32_at_most(bound: int) -> bytes:
     """A regex for a little-endian int32 in 0..``bound``, by its two high
     bytes only (a cheap pre-filter: values a little above pass)."""
-    bound = max(0, min(bound, 2**31 - 1))
-    if bound >= 1 << 24:
-        return b".{3}" + _byte_range(bound >> 24)
-    return b".{2}" + _byte_range(bound >> 16) + b"\\x00"
+    _, _, second, top = max(0, min(bound, 2**31 - 1)).to_bytes(4, "little")
+    if top:
+        return b".{3}" + _byte_range(top)
+    return b".{2}" + _byte_range(second) + b"\\x00"
 
 
 def _byte_range(top: int) -> bytes:
@@ -408,9 +414,17 @@ def _pattern(typesize: int | None, max_nbytes: int, max_cbytes: int) -> re.Patte
     the typesize byte (fixed when known), nbytes and cbytes within their
     bounds (bytes), a non-negative blocksize.  A lookahead, so overlapping
     candidates are all seen; DOTALL so that "." is any byte."""
-    ts = re.escape(bytes([typesize])) if typesize is not None and 0 < typesize < 256 else b"."
-    return re.compile(b"(?=[\\x01-\\x06].." + ts + _le32_at_most(max_nbytes)
-                      + b".{3}[\\x00-\\x7f]" + _le32_at_most(max_cbytes) + b")", re.DOTALL)
+    width = fc.HEADER["typesize"].mask
+    ts = re.escape(bytes([typesize])) if typesize is not None and 0 < typesize <= width \
+        else b"."
+    known = {"version": b"[" + re.escape(bytes([min(enums.VERSIONS)])) + b"-"
+                        + re.escape(bytes([max(enums.VERSIONS)])) + b"]",
+             "typesize": ts, "nbytes": _le32_at_most(max_nbytes),
+             "blocksize": _le32_at_most(fc.MAX_NBYTES), "cbytes": _le32_at_most(max_cbytes)}
+    # the header's fields in declaration order (bit fields are part of their byte)
+    body = b"".join(known.get(name, b".{%d}" % f.size) for name, f in fc.HEADER.fields.items()
+                    if "." not in name)
+    return re.compile(b"(?=" + body + b")", re.DOTALL)
 
 
 def _scan(mv: memoryview, start: int, end: int, typesize: int | None,
@@ -426,8 +440,9 @@ def _scan(mv: memoryview, start: int, end: int, typesize: int | None,
         if m is None:
             break
         p = m.start()
-        _, _, _, _, nbytes, _, cbytes = _CHUNK_HEAD.unpack_from(mv, p)
-        if _LEN_CHUNK_HEAD <= cbytes <= end - p and nbytes <= max_nbytes:
+        head = fc.raw_header(mv, p)
+        cbytes = head.cbytes
+        if _LEN_CHUNK_HEAD <= cbytes <= end - p and head.nbytes <= max_nbytes:
             try:
                 f = _decode(mv, p, end, max_nbytes)
             except FormatError:
@@ -456,11 +471,11 @@ def _is_index(f: _Found, base: int | None, before: list[_Found]) -> bool:
     ``f`` counted from ``base`` (the start of the chunks section; when
     unknown, the base that makes most positions land on found chunks), at
     least half of the positions being those of chunks found before it."""
-    if f.typesize != 8 or f.nbytes == 0 or f.nbytes % 8 or not before:
+    if f.typesize != ff.LEN_OFFSET or f.nbytes == 0 or f.nbytes % ff.LEN_OFFSET or not before:
         return False
     entries = [e for (e,) in _ENTRY.iter_unpack(_chunk.decompress(f.data))]
     for e in entries:
-        if e < 0 and (e & _LOW56 or ((e >> 56) & 0x07) not in ff.SPECIAL_KINDS):
+        if e < 0 and (ff.special_kind(e) is None or ff.special_extra_bits(e)):
             return False
     positions = [e for e in entries if e >= 0]
     at = {c.offset or 0 for c in before}

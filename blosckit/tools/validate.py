@@ -14,7 +14,7 @@ from . import divergences
 from ..frame import read as _frame
 from ..chunk import read as _chunk
 from .. import native
-from ..chunk.read import _view, chunk_sizes, check_chunk
+from ..chunk.read import as_view, chunk_sizes, check_chunk
 from ..errors import FormatError, Problem
 from ..formats import chunk as fc
 from ..formats import b2nd as fb
@@ -28,7 +28,7 @@ __all__ = ["validate", "Problem"]
 def _read_source(src) -> memoryview:
     if isinstance(src, (str, os.PathLike)):
         return memoryview(Path(src).read_bytes())
-    return _view(src)
+    return as_view(src)
 
 
 def divergence_warnings(mv: memoryview, *, index: bool = False) -> list[Problem]:
@@ -55,7 +55,7 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
     offset; for a sparse frame, at its offset in its chunk file)."""
     sink = Collect()
     try:
-        _frame._read_header(mv, sink, directory is not None)
+        _frame.read_header(mv, sink, directory is not None)
     except FormatError as e:          # a marker: nothing else can be located
         sink.error(e)
     if sink.problems:
@@ -66,7 +66,7 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
         sink.error(e)
         return sink.problems
     out = sink.problems
-    for step in (lambda: f.vlmetalayers, lambda: f.b2nd, lambda: f._offsets):
+    for step in (lambda: f.vlmetalayers, lambda: f.b2nd, lambda: f.entries):
         try:
             step()
         except FormatError as e:
@@ -87,12 +87,12 @@ def _frame_divergence_warnings(f: _frame.Frame) -> list[Problem]:
     vlmetalayer values (C-Blosc2 decodes them as any chunk) and the frame
     divergences of the table."""
     out = []
-    start, end = f._index
+    start, end = f.index_span
     if end > start:
         out += [p.relocated(start, "frame.offsets")
-                for p in divergence_warnings(f._mv[start:end], index=True)]
-    for name, raw in f._vlraw.items():
-        out += [p.relocated(f._vl_at[name], f"frame.trailer.vlmetalayers[{name!r}]")
+                for p in divergence_warnings(f.buffer[start:end], index=True)]
+    for name, raw in f.vlmetalayers_raw.items():
+        out += [p.relocated(f.vlmetalayer_at[name], f"frame.trailer.vlmetalayers[{name!r}]")
                 for p in divergence_warnings(memoryview(raw))]
     out += [Problem("warning", at, path, f"{d.library} {d.c_blosc2} refuses this frame: "
                     f"{d.title} (blosckit reads it; see {d.anchor})", d.id)
@@ -104,14 +104,14 @@ def _trailer_warnings(f: _frame.Frame) -> list[Problem]:
     """The trailer's version and fingerprint: no reader looks at them, so
     odd values are warnings (a sign of damage or of an unknown writer)."""
     out = []
-    version = parse(ff.TrailerHead, f._mv, f._trailer, "frame.trailer",
+    version = parse(ff.TrailerHead, f.buffer, f.trailer_start, "frame.trailer",
                     rule=ff.F_TRAILER.id).version
     if version not in (0, 1):
-        out.append(Problem("warning", f._trailer + 1, "frame.trailer.version",
+        out.append(Problem("warning", f.trailer_start + 1, "frame.trailer.version",
                            f"trailer version {version}; writers put 1 (0 before "
                            "2.0.0-beta.2)", ff.F_TRAILER_VERSION.id))
-    at = f._v.frame_len - ff.LEN_TRAILER_TAIL
-    tail = parse(ff.TrailerTail, f._mv, at, "frame.trailer", rule=ff.F_TRAILER.id)
+    at = f.fields.frame_len - ff.LEN_TRAILER_TAIL
+    tail = parse(ff.TrailerTail, f.buffer, at, "frame.trailer", rule=ff.F_TRAILER.id)
     kind_at = at + field_offsets(ff.TrailerTail, "t")["t.fingerprint_type"]
     if tail.fingerprint_type > 3:
         out.append(Problem("warning", kind_at, "frame.trailer.fingerprint_type",
@@ -129,13 +129,13 @@ def _chunks_to_check(f: _frame.Frame, deep: bool):
     every chunk of a contiguous frame of fixed chunk size (the reader's
     rules in C, decoding every block when ``deep``; the frame's chunk size;
     no divergence possible) and only the others are left."""
-    batch = f._native_batch()
+    batch = f.native_batch()
     if batch is None:
         return range(f.nchunks)
     section, last, table = batch
-    status = native.check_chunks(section, f._offsets.raw, f.nchunks, f.chunksize, last, table,
+    status = native.check_chunks(section, f.entries.raw, f.nchunks, f.chunksize, last, table,
                                  deep)
-    ok = native._lib.BK_CHECK_OK
+    ok = native.CHECK_OK
     return [i for i, s in enumerate(status) if s != ok]
 
 
@@ -143,17 +143,17 @@ def _check_b2nd_grid(f: _frame.Frame, out: list[Problem]) -> None:
     b = f.b2nd
     why = None if b is None else b.grid_problem()
     if b is not None and why is not None:
-        out.append(Problem("error", b._at, b._root, why, fb.B2ND_RULE.id))
+        out.append(Problem("error", b.offset, b.path, why, fb.B2ND_RULE.id))
 
 
 def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool) -> list[Problem]:
     root = f"frame.chunks[{i}]"
     try:
-        kind = f._special(i)
+        kind = f.special(i)
         if kind is not None:
-            f._special_size(i, kind)
+            f.special_nbytes(i, kind)
             return []
-        base, view = f._chunk_view(i)
+        base, view = f.chunk_view(i)
     except FormatError as e:
         return [Problem("error", e.offset, e.path, e.message, e.rule or "?")]
     if not deep and _native_ok(view):
@@ -161,10 +161,11 @@ def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool) -> list[Problem]:
     else:
         problems = [p.relocated(base, root) for p in check_chunk(view, deep=deep)]
     if not _errors(problems):
-        want = f._chunk_nbytes(i)
+        want = f.chunk_nbytes(i)
         nbytes = chunk_sizes(view)[0]
         if want is not None and nbytes != want:
-            problems.append(Problem("error", base + 4, f"{root}.header.nbytes",
+            problems.append(Problem("error", base + fc.HEADER.offset("nbytes"),
+                                    f"{root}.header.nbytes",
                                     f"chunk {i} holds {nbytes} bytes, the frame's chunks hold "
                                     f"{want}", ff.F_CHUNK.id))
         if not divergences.beyond_all_reader_divergences(view):
@@ -175,7 +176,7 @@ def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool) -> list[Problem]:
 def _native_ok(view: memoryview) -> bool:
     """The one-call native reader accepts the chunk's header, bstarts and
     dictionary (the reader's rules, checked in C for the chunks it handles)."""
-    table = _chunk._FAST[0]
+    table = _chunk.fast_table()
     return table is not None and native.check_fast(view, table)
 
 

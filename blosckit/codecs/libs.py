@@ -18,6 +18,8 @@ from typing import Any
 
 import cffi
 
+from ..formats import enums
+
 ffi = cffi.FFI()
 ffi.cdef("""
 const char* LZ4_versionString(void);
@@ -98,21 +100,28 @@ def address(lib, name: str, owner=None) -> int:
 
 def _entries() -> dict:
     """Codec id -> (native codec kind, C entry points) for whole-chunk decoding."""
-    out: dict[int, tuple[int, dict[str, int]]] = {0: (0, {})}                       # BloscLZ lives in our own library
+    def entry(name: str, fns: dict[str, int]) -> None:
+        # the native decoder's codec kind is the codec's stored format
+        code = enums.lookup(enums.CODECS, name)
+        out[code] = (enums.CODEC_FORMAT[code], fns)
+
+    out: dict[int, tuple[int, dict[str, int]]] = {}
+    entry("blosclz", {})                      # BloscLZ lives in our own library
     if lz4lib is not None:
         fns = {"fn": address(lz4lib, "LZ4_decompress_safe"),
                "fn_dict": address(lz4lib, "LZ4_decompress_safe_usingDict")}
-        out[1] = out[2] = (1, fns)
+        entry("lz4", fns)
+        entry("lz4hc", fns)
     if zstdlib is not None:
         def z(name):
             return address(zstdlib, name, zstdffi)
-        out[5] = (4, {"fn": z("ZSTD_decompressDCtx"), "fn_dict": z("ZSTD_decompress_usingDict"),
-                      "fn_error": z("ZSTD_isError"), "fn_new": z("ZSTD_createDCtx"),
-                      "fn_free": z("ZSTD_freeDCtx")})
+        entry("zstd", {"fn": z("ZSTD_decompressDCtx"), "fn_dict": z("ZSTD_decompress_usingDict"),
+                       "fn_error": z("ZSTD_isError"), "fn_new": z("ZSTD_createDCtx"),
+                       "fn_free": z("ZSTD_freeDCtx")})
     if zngzlib is not None:
-        out[4] = (3, {"fn": address(zngzlib, "zng_inflate"),
-                      "fn_begin": address(zngzlib, "zng_inflateInit"),
-                      "fn_end": address(zngzlib, "zng_inflateEnd")})
+        entry("zlib", {"fn": address(zngzlib, "zng_inflate"),
+                       "fn_begin": address(zngzlib, "zng_inflateInit"),
+                       "fn_end": address(zngzlib, "zng_inflateEnd")})
     return out
 
 

@@ -1,0 +1,54 @@
+"""``blosckit salvage``: a valid frame rebuilt from a damaged one, and what
+was recovered, chunk by chunk."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import FormatError
+from ..tools.salvage import SalvageReport, salvage
+from .output import write_output
+from .report import EXIT_OK, emit
+from .source import load_file
+
+
+def run(args: argparse.Namespace) -> int:
+    """Rebuild BROKEN into OUT and report (text or one JSON object)."""
+    src = load_file(args.broken, "salvage")
+    out, report = salvage(src.data)
+    if report.nothing_found:
+        raise FormatError("no intact chunk found: nothing to rebuild", len(src.data), "frame",
+                          rule=report.damage[0].rule if report.damage else None)
+    write_output(args.output, [out])
+    if args.json:
+        emit(_report_dict(args, report))
+    else:
+        _print_report(args, report)
+    return EXIT_OK
+
+
+def _report_dict(args: argparse.Namespace, report: SalvageReport) -> dict:
+    return {"file": args.broken, "output": args.output, "intact": report.intact,
+            "chunksize": report.chunksize,
+            "recovered": [vars(r) for r in report.recovered],
+            "dropped": [vars(d) for d in report.dropped],
+            "damage": [vars(d) for d in report.damage], "notes": report.notes}
+
+
+def _print_report(args: argparse.Namespace, report: SalvageReport) -> None:
+    """One line per damage, recovered chunk, dropped part and note; the
+    outcome on stderr."""
+    for d in report.damage:
+        print(f"{args.broken}:{d.offset}: damage: {d.path}: {d.message} [{d.rule}]")
+    for r in report.recovered:
+        where = f"offset {r.offset}" if r.offset is not None else "the index (special chunk)"
+        was = f", chunk {r.source_index} of the index" if r.source_index is not None else ""
+        print(f"chunk {r.index}: {r.nbytes} bytes from {where}, found by {r.found_by}{was}")
+    for x in report.dropped:
+        where = f"offset {x.offset}" if x.offset is not None else "unknown offset"
+        size = f" ({x.length} bytes)" if x.length is not None else ""
+        print(f"dropped {x.what} at {where}{size}: {x.reason}")
+    for note in report.notes:
+        print(f"note: {note}")
+    print(f"{args.broken}: {'intact' if report.intact else 'damaged'}; "
+          f"{len(report.recovered)} chunk(s) recovered -> {args.output}", file=sys.stderr)

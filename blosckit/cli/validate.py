@@ -1,0 +1,67 @@
+"""``blosckit validate``: every problem of each chunk or frame, over files,
+sparse frame directories and the directories to walk."""
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from pathlib import Path
+
+from ..tools.validate import validate
+from .problems import has_errors, problem_dict, problem_line, shifted, status
+from .progress import Progress
+from .report import EXIT_OK, InputError, UsageError, emit, guarded, worse
+from .sizes import human
+from .source import is_sframe, load
+from .walk import holds_inputs, looks_blosc, walk
+
+_FILES_SHOWN = 20                 # a progress line over at least this many files
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate every input; the exit status is the worst one."""
+    inputs = list(walk(args.files))
+    if args.offset is not None and len(inputs) > 1:
+        raise UsageError("--offset reads one structure: give one file")
+    worst = _empty_directories(args)
+    note = Progress("validating", len(inputs), "files", threshold=_FILES_SHOWN)
+    for name, named in inputs:
+        if not named and Path(name).is_file() and not looks_blosc(name):
+            if not args.quiet and not args.json:    # a directory's other files
+                print(f"{name}: skipped (not a Blosc chunk or frame)", file=sys.stderr)
+        else:
+            worst = worse(worst, guarded(name, functools.partial(_one, args, name), args))
+        note.advance(1)
+    note.close()
+    return worst
+
+
+def _empty_directories(args: argparse.Namespace) -> int:
+    """A directory named on its own must hold something to read: exit 1
+    (and one line) for each that does not."""
+    worst = EXIT_OK
+    for d in args.files:
+        if Path(d).is_dir() and not is_sframe(Path(d)) and not holds_inputs(d):
+            worst = worse(worst, guarded(d, functools.partial(_nothing_in, d), args))
+    return worst
+
+
+def _one(args: argparse.Namespace, name: str) -> int:
+    src = load(name, args.offset)
+    note = Progress(f"validating {name}", src.size)
+    note.status(f"validating {name} ({human(src.size)}, deep={args.deep})...")
+    problems = [shifted(p, src.base) for p in validate(src.target, deep=args.deep)]
+    note.close()
+    if args.json:
+        emit({"file": name, "kind": src.kind, "valid": not has_errors(problems),
+              "problems": [problem_dict(name, p) for p in problems]})
+    else:
+        for p in problems:
+            print(problem_line(name, p), flush=True)
+        if not problems and not args.quiet:
+            print(f"{name}: ok ({src.kind})", flush=True)
+    return status(problems)
+
+
+def _nothing_in(directory: str) -> int:
+    raise InputError("no chunk, frame or sparse frame in this directory")
