@@ -63,3 +63,17 @@ def oracle(name: str) -> ModuleType:
                         pytrace=False)
         pytest.skip(f"{why}: the tests that compare with it are skipped "
                     f"({REQUIRE}=1 makes this an error)", allow_module_level=True)
+
+
+def available(name: str) -> ModuleType | None:
+    """The module ``name``, or None when it cannot be imported: for shared
+    data that leaves out what a missing oracle would have written (the
+    tests that need that part call :func:`oracle`).  Under
+    ``BLOSCKIT_REQUIRE_ORACLES=1`` a missing one fails as in :func:`oracle`."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        if required(name):
+            pytest.fail(f"oracle {ORACLES[name]} is not importable ({e}); {REQUIRE}=1 makes "
+                        "a missing oracle an error", pytrace=False)
+        return None

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import blosckit
 from blosckit.tools.inspect import chunk_nodes
+from oracles import oracle
+
+np = oracle("numpy")
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -224,7 +226,7 @@ def test_broken_npy_input_is_corrupt_input(tmp_path, cut):
 def test_npy_to_b2nd_frame(tmp_path):
     """A .npy array becomes a b2nd frame python-blosc2 opens as that array:
     with the shapes given, and by default for an OUT ending in .b2nd."""
-    blosc2 = pytest.importorskip("blosc2")
+    blosc2 = oracle("blosc2")
     a = (np.arange(120 * 50, dtype="<f4") / 7).reshape(120, 50)
     np.save(tmp_path / "a.npy", a)
     r = run("compress", tmp_path / "a.npy", tmp_path / "a.b2nd", "--codec", "zstd",

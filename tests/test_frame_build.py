@@ -9,14 +9,15 @@ import struct
 from pathlib import Path
 
 import msgpack
-import numpy as np
 import pytest
 
 import blosckit
 from blosckit.frame.build import build_frame, compress_frame
 from blosckit.frame.sframe import to_sframe
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
 
 
 def _schunk(n, *, codec=blosc2.Codec.LZ4, meta=None, vlmeta=None, zeros_at=(), last=1000):
