@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 import pytest
 
 import blosckit
 from frame_corpus import all_cases
-from blosckit.testing.fuzz import frame_digest
 from helpers import oracle_verdicts
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
+# these need python-blosc2 at import
+from blosckit.testing.fuzz import frame_digest
 
 
 @pytest.fixture(scope="module")
