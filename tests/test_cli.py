@@ -11,6 +11,8 @@ import pytest
 
 import blosckit
 from blosckit.tools.inspect import chunk_nodes
+
+import cli_runner
 from oracles import oracle
 
 np = oracle("numpy")
@@ -19,8 +21,28 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 
 def run(*args, check=False):
-    return subprocess.run([sys.executable, "-m", "blosckit", *map(str, args)],
-                          capture_output=True, text=True, check=check)
+    """``python -m blosckit ARGS`` as a process of its own, forked from a
+    server that has imported blosckit (tests/cli_runner.py);
+    test_the_real_commands_give_the_same_output runs the real ones."""
+    r = cli_runner.blosckit(*args)
+    if check:
+        r.check_returncode()
+    return r
+
+
+def test_the_real_commands_give_the_same_output(tmp_path):
+    """``python -m blosckit`` and the ``blosckit`` script themselves, beside
+    the forked runs every other test uses: the same streams and status."""
+    module, script = [sys.executable, "-m", "blosckit"], [str(Path(sys.executable).with_name(
+        "blosckit"))]
+    for cmd, args in [(script, ("--version",)), (module, ("--version",)),
+                      (module, ("info", "--json", *sorted(SAMPLES.glob("*")))),
+                      (module, ("validate", tmp_path / "missing")), (module, ("compress",))]:
+        forked = run(*args)
+        real = subprocess.run([*cmd, *map(str, args)], capture_output=True, text=True,
+                              timeout=300)
+        assert (real.returncode, real.stdout, real.stderr) == \
+            (forked.returncode, forked.stdout, forked.stderr), (cmd, args)
 
 
 def test_info_on_every_sample():

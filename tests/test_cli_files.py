@@ -3,9 +3,10 @@ HDF5 and zarr chunks written by the oracle libraries (python-blosc2,
 python-blosc, h5py + hdf5plugin, zarr + numcodecs), damaged copies of them,
 garbage, blobs with structures embedded, standard input and output.
 
-Every run goes through ``python -m blosckit`` in a subprocess.  Files are made
-once per module, and the commands that take several files are run once over
-all of them (the whole module runs in well under a minute).
+Every run is ``python -m blosckit`` in a process of its own, forked from a
+server that has imported blosckit (tests/cli_runner.py; test_cli.py compares
+it with the real commands).  Files are made once per module, and the
+commands that take several files are run once over all of them.
 """
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,7 @@ import pytest
 import blosckit
 from blosckit.chunk.encode import MAX_THREADS
 
+import cli_runner
 from oracles import available, oracle
 
 np = oracle("numpy")
@@ -39,8 +40,7 @@ def run(*args, input=None, binary=False, timeout=120):
     """``python -m blosckit ARGS``; ``input`` bytes (or ``binary``) run it
     without text decoding."""
     text = not (binary or isinstance(input, (bytes, bytearray)))
-    return subprocess.run([sys.executable, "-m", "blosckit", *map(str, args)],
-                          capture_output=True, text=text, input=input, timeout=timeout)
+    return cli_runner.blosckit(*args, input=input, text=text, timeout=timeout)
 
 
 def run_many(calls: list[tuple], inputs: list | None = None) -> list[subprocess.CompletedProcess]:
