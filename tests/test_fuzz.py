@@ -165,9 +165,11 @@ def test_atheris_targets_run_on_the_corpus(tmp_path):
     (seeds / "manifest.json").unlink()
     harness = Path(__file__).parent / "fuzz" / "atheris_targets.py"
     for target in ("decompress", "open_frame", "validate"):
+        # in tmp_path: libFuzzer writes a finding (crash-<sha1>) to its
+        # working directory, which must not be the checkout
         r = subprocess.run([sys.executable, str(harness), target, str(seeds),
                             "-max_total_time=3", "-rss_limit_mb=4096"],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert r.returncode == 0, r.stderr[-2000:]
     # --sanitize: the native library built under AddressSanitizer, and the
     # run coverage-guided on it (libFuzzer's "cov:" counts grow)
