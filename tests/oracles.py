@@ -50,19 +50,22 @@ def required(name: str) -> bool:
     return name != "atheris" or atheris_ships_here()
 
 
+def _fail_if_required(name: str, error: ImportError) -> None:
+    if required(name):
+        pytest.fail(f"oracle {ORACLES[name]} is not importable ({error}); {REQUIRE}=1 makes a "
+                    "missing oracle an error", pytrace=False)
+
+
 def oracle(name: str) -> ModuleType:
     """The module ``name``, imported; skip, or fail under
     ``BLOSCKIT_REQUIRE_ORACLES=1``, when it cannot be imported."""
-    what = ORACLES[name]
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        why = f"oracle {what} is not importable ({e})"
-        if required(name):
-            pytest.fail(f"{why}; {REQUIRE}=1 makes a missing oracle an error",
-                        pytrace=False)
-        pytest.skip(f"{why}: the tests that compare with it are skipped "
-                    f"({REQUIRE}=1 makes this an error)", allow_module_level=True)
+        _fail_if_required(name, e)
+        pytest.skip(f"oracle {ORACLES[name]} is not importable ({e}): the tests that compare "
+                    f"with it are skipped ({REQUIRE}=1 makes this an error)",
+                    allow_module_level=True)
 
 
 def available(name: str) -> ModuleType | None:
@@ -73,7 +76,5 @@ def available(name: str) -> ModuleType | None:
     try:
         return importlib.import_module(name)
     except ImportError as e:
-        if required(name):
-            pytest.fail(f"oracle {ORACLES[name]} is not importable ({e}); {REQUIRE}=1 makes "
-                        "a missing oracle an error", pytrace=False)
+        _fail_if_required(name, e)
         return None
