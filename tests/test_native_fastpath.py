@@ -10,7 +10,6 @@ allocation-failure reporting of the native block loops.
 """
 import random
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -19,8 +18,11 @@ from blosckit import native as N
 from blosckit.codecs import libs
 from blosckit.errors import FormatError
 from blosckit.formats import chunk as fc
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
+
 
 TABLE = N.make_codec_table(libs.NATIVE_DECODERS)
 # codec id (as in NATIVE_DECODERS) for each python-blosc2 codec tried here
