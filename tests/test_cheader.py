@@ -2,11 +2,12 @@
 
 * The committed header is what ``blosckit.formats.cheader`` renders today
   (a stale header fails here: refresh it with ``python -m
-  blosckit.formats.cheader``).
+  blosckit.formats.cheader``), and the built module holds the same values.
 * The generator itself is checked against sources it does not use: byte
   positions and bits found in what construct builds from the declarations,
   and chunks, ids and limits of python-blosc2 (C-Blosc2).  The header is
   read back from its text here, not through the generator.
+* The C files that read chunks and frames spell no format fact as a number.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import struct
 import pytest
 
 from blosckit.formats import cheader, chunk as fc, frame as ff
+from blosckit.native import _native
 from helpers import b2_compress, special_chunk
 
 SRC = cheader.HEADER_PATH.parent
@@ -47,6 +49,12 @@ def test_check_command(tmp_path, capsys):
     path.write_text(TEXT.replace("#define BK_CHUNK_HEADER_NBYTES_OFS 4",
                                  "#define BK_CHUNK_HEADER_NBYTES_OFS 5"), encoding="utf-8")
     assert cheader.main(["--check", "--path", str(path)]) == 1
+
+
+def test_built_module_has_the_header_values():
+    # a module built before the header changed would hold other numbers
+    assert len(H) > 200
+    assert {n: getattr(_native.lib, n) for n in H} == H
 
 
 def test_every_name_is_defined_once():
@@ -224,3 +232,26 @@ def test_special_kind_of_blosc2_chunks():
         c = special_chunk(kind, 100, 8)
         b2 = c[H["BK_CHUNK_EXTENDED_BLOSC2_FLAGS_OFS"]]
         assert (b2 >> shift) & mask == H[f"BK_SPECIAL_{name}"]
+
+
+# ------------------------------------------------------------ the C files
+
+# The files that read chunks and frames: besides 0 and 1, every number in
+# their code is a name from the generated header.
+READERS = ("fastpath.c", "framecheck.c", "chunkdec.c", "chunkenc.c")
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_c_readers_use_names(name):
+    code = (SRC / name).read_text(encoding="utf-8")
+    code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
+    code = re.sub(r"//[^\n]*|\"(?:\\.|[^\"\\\n])*\"", " ", code)
+    numbers = re.findall(r"(?<![\w.])(0[xX][0-9a-fA-F]+|\d+)[uUlL]*(?![\w.])", code)
+    assert set(numbers) <= {"0", "1"}, f"{name}: literal numbers {sorted(set(numbers))}"
+    assert '#include "blosckit_native.h"' in (SRC / name).read_text(encoding="utf-8")
+
+
+def test_native_header_includes_the_layout():
+    text = (SRC / "blosckit_native.h").read_text(encoding="utf-8")
+    assert '#include "blosckit_layout.h"' in text
+    assert not re.search(r"#define BK_CODEC_", text)      # ids come from the layout only
