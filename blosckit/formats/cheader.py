@@ -49,8 +49,6 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-import construct as cs
-
 from . import chunk, enums, frame
 from .layout import Field, Layout
 
