@@ -787,3 +787,12 @@ VL6 = declare("VL6", "error", "chunk.blocks[].payload", "chunk.md#rules-vlblocks
               "VL-block payload is not empty")
 VL7 = declare("VL7", "error", "chunk.header.nbytes", "chunk.md#rules-vlblocks",
               "VL-block sizes add up to nbytes")
+
+# ---------------------------------------------------------------------------
+# Facts the C header (formats/cheader.py) needs that no declaration above
+# holds as a value.
+# ---------------------------------------------------------------------------
+
+# A run stream's csize is minus its byte value, one byte: csize is
+# -1..-MAX_RUN_BYTE (rule B6).
+MAX_RUN_BYTE = 0xFF
