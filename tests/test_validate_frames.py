@@ -10,6 +10,7 @@ import pytest
 import blosckit
 from frame_corpus import all_cases
 from helpers import oracle_verdicts
+import native_probes
 from oracles import oracle
 
 np = oracle("numpy")
@@ -134,14 +135,13 @@ def test_shallow_validation_of_damaged_chunks():
 
 def test_the_c_prefilter_equals_the_python_one():
     from blosckit.tools import divergences
-    from blosckit import native
     from helpers import small_chunks
     for name, base in small_chunks().items():
         for pos in range(min(32, len(base))):
             for value in range(0, 256, 5):
                 c = bytearray(base)
                 c[pos] = value
-                assert native.beyond_divergences(bytes(c)) == \
+                assert native_probes.beyond_divergences(bytes(c)) == \
                     divergences.beyond_all_reader_divergences(c), (name, pos, value)
 
 

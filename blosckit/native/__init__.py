@@ -22,7 +22,7 @@ __all__ = [
     "delta_encode_into", "delta_decode_into",
     "bytedelta_encode_into", "bytedelta_decode_into", "trunc_prec_into",
     "decode_chunk", "encode_blocks", "make_codec_table", "decompress_fast",
-    "decompress_fast_into", "read_header", "copy_runs",
+    "decompress_fast_into", "copy_runs",
 ]
 
 _LEVELS = ("scalar", "sse2", "avx2")
@@ -590,11 +590,6 @@ def decode_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: 
     return bytes(status)
 
 
-def beyond_divergences(chunk) -> bool:
-    """The C twin of divergences.beyond_all_reader_divergences (tests only)."""
-    return bool(_lib.bk_beyond_divergences(_ffi.from_buffer("uint8_t[]", chunk), len(chunk)))
-
-
 def decompress_fast(src, table, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
     """The fast path alone: bytes, or None when it declines or rejects the
     chunk (see :func:`fast_decompressor`)."""
@@ -631,21 +626,3 @@ def decompress_fast_into(src, dst, table, nthreads: int = 1):
     if rc == _NOMEM:
         raise MemoryError("decompress_fast_into: no worker could allocate its buffers")
     return None
-
-
-_HEADER_FIELDS = ("version", "versionlz", "flags", "typesize", "nbytes", "blocksize",
-                  "cbytes", "extended", "udcodec", "compcode_meta", "flags2", "b2flags")
-
-
-def read_header(src) -> dict | None:
-    """The chunk header as the fast path reads it (a dict of the C struct's
-    fields, filters and filters_meta as lists), or None when src is shorter
-    than the header its flags announce.  For tests and inspection."""
-    s = _rd(src)
-    h = _ffi.new("bk_header *")
-    if _lib.bk_read_header(s, len(s), h) == 0:
-        return None
-    out = {name: getattr(h, name) for name in _HEADER_FIELDS}
-    out["filters"] = list(h.filters)
-    out["filters_meta"] = list(h.filters_meta)
-    return out
