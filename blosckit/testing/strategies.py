@@ -31,7 +31,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from ..chunk.build import build_chunk
-from ..chunk.encode import compress, compress_special, compress_vlblocks
+from ..chunk.encode import compress
+from ..chunk.special import compress_special
+from ..chunk.vlblocks import compress_vlblocks
 from ..chunk.read import decompress
 from ..errors import FormatError
 from ..formats import b2nd as fb
