@@ -24,7 +24,7 @@ import functools
 import math
 import re
 import struct
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import msgpack
 from hypothesis import strategies as st
@@ -223,6 +223,24 @@ def chunks(*, codecs: Sequence[str] | None = None, format: str | None = None,
     ``compatible_with="c-blosc2"`` keeps only chunks C-Blosc2 3.3.5 decodes
     to ``data`` (no known divergence applies)."""
     names = tuple(codecs) if codecs is not None else CODECS + ("snappy",)
+    _check_chunk_args(names, format, kinds, compatible_with, max_nbytes)
+    fmts = (format,) if format is not None else FORMATS
+    parts = [_compressed(usable, fmt, max_nbytes)
+             for fmt, usable in _compressed_kinds(names, fmts, kinds)]
+    if "blosc2" in fmts:
+        b2_codecs = tuple(c for c in names if c != "snappy")
+        parts += [p for p in (_blosc2_kind(k, b2_codecs, max_nbytes) for k in kinds)
+                  if p is not None]
+    if not parts:
+        raise InvalidArgument("no chunk kind fits these constraints")
+    out = st.one_of(*parts)
+    if compatible_with == "c-blosc2":
+        out = out.filter(lambda pair: not divergences.reader_divergences(pair[1]))
+    return out
+
+
+def _check_chunk_args(names: tuple, format: str | None, kinds: Sequence[str],
+                      compatible_with: str | None, max_nbytes: int) -> None:
     _check("codecs", names, CODECS + ("snappy",))
     if format is not None:
         _check("format", format, FORMATS)
@@ -233,27 +251,29 @@ def chunks(*, codecs: Sequence[str] | None = None, format: str | None = None,
         raise InvalidArgument(f"max_nbytes={max_nbytes!r} must be a non-negative int")
     if not names:
         raise InvalidArgument("codecs=(): at least one codec")
-    fmts = (format,) if format is not None else FORMATS
-    parts = []
+
+
+def _compressed_kinds(names: tuple, fmts: tuple,
+                      kinds: Sequence[str]) -> Iterator[tuple[str, tuple]]:
+    """``(format, its usable codecs)`` for each format whose compressed
+    chunks are drawn (snappy writes Blosc1 chunks only)."""
+    if "compressed" not in kinds:
+        return
     for fmt in fmts:
         usable = tuple(c for c in names if fmt == "blosc1" or c != "snappy")
-        if "compressed" in kinds and usable:
-            parts.append(_compressed(usable, fmt, max_nbytes))
-    blosc2_only = [k for k in kinds if k != "compressed"] if "blosc2" in fmts else []
-    b2_codecs = tuple(c for c in names if c != "snappy")
-    for k in blosc2_only:
-        if k == "special":
-            parts.append(_special(max_nbytes))
-        elif k == "vlblocks" and b2_codecs:
-            parts.append(_vlblocks(b2_codecs, max_nbytes))
-        elif k == "lowlevel":
-            parts.append(_lowlevel(max_nbytes))
-    if not parts:
-        raise InvalidArgument("no chunk kind fits these constraints")
-    out = st.one_of(*parts)
-    if compatible_with == "c-blosc2":
-        out = out.filter(lambda pair: not divergences.reader_divergences(pair[1]))
-    return out
+        if usable:
+            yield fmt, usable
+
+
+def _blosc2_kind(kind: str, b2_codecs: tuple, max_nbytes: int) -> st.SearchStrategy | None:
+    """The strategy of a Blosc2-only kind, None when it draws nothing here."""
+    if kind == "special":
+        return _special(max_nbytes)
+    if kind == "vlblocks" and b2_codecs:
+        return _vlblocks(b2_codecs, max_nbytes)
+    if kind == "lowlevel":
+        return _lowlevel(max_nbytes)
+    return None
 
 
 # ---------------------------------------------------------------------------
