@@ -190,14 +190,19 @@ def _check_trunc(slots: Sequence[int], metas: Sequence[int], typesize: int) -> N
             raise ValueError(f"trunc_prec meta {bits} out of range for {typesize}-byte floats")
 
 
+def _flags_hold(names: list[str]) -> bool:
+    """Whether a 16-byte header's flags can hold the filters ``names``."""
+    shuffles = [n for n in names if n in _BLOSC1_SHUFFLES]
+    return (all(n in _BLOSC1_SHUFFLES + ("delta",) for n in names) and len(shuffles) <= 1
+            and names.count("delta") <= 1)
+
+
 def _blosc1_filters(slots: Sequence[int], metas: Sequence[int], fmt: str) -> list[str]:
     """The names of the filters a 16-byte header can hold as flags: one
     shuffle, optionally delta ("blosc1-compat" only), no metas."""
     used = [(f, m) for f, m in zip(slots, metas) if f]
     names = [enums.FILTERS[f] for f, _ in used]
-    shuffles = [n for n in names if n in _BLOSC1_SHUFFLES]
-    if any(n not in _BLOSC1_SHUFFLES + ("delta",) for n in names) or len(shuffles) > 1 \
-            or names.count("delta") > 1 or any(m for _, m in used):
+    if not _flags_hold(names) or any(m for _, m in used):
         raise ValueError(f"format={fmt!r} takes at most one of shuffle/bitshuffle, optionally "
                          f"delta, without metas; got {names}")
     if "delta" in names and fmt == "blosc1":

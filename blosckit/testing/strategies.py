@@ -228,9 +228,7 @@ def chunks(*, codecs: Sequence[str] | None = None, format: str | None = None,
     parts = [_compressed(usable, fmt, max_nbytes)
              for fmt, usable in _compressed_kinds(names, fmts, kinds)]
     if "blosc2" in fmts:
-        b2_codecs = tuple(c for c in names if c != "snappy")
-        parts += [p for p in (_blosc2_kind(k, b2_codecs, max_nbytes) for k in kinds)
-                  if p is not None]
+        parts += _blosc2_parts(names, kinds, max_nbytes)
     if not parts:
         raise InvalidArgument("no chunk kind fits these constraints")
     out = st.one_of(*parts)
@@ -263,6 +261,13 @@ def _compressed_kinds(names: tuple, fmts: tuple,
         usable = tuple(c for c in names if fmt == "blosc1" or c != "snappy")
         if usable:
             yield fmt, usable
+
+
+def _blosc2_parts(names: tuple, kinds: Sequence[str], max_nbytes: int) -> list:
+    """The strategies of the Blosc2-only kinds asked for, in their order."""
+    b2_codecs = tuple(c for c in names if c != "snappy")
+    parts = [_blosc2_kind(k, b2_codecs, max_nbytes) for k in kinds]
+    return [p for p in parts if p is not None]
 
 
 def _blosc2_kind(kind: str, b2_codecs: tuple, max_nbytes: int) -> st.SearchStrategy | None:
