@@ -10,7 +10,7 @@ specs/encoder.md gives the rules.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from . import stune
@@ -42,7 +42,7 @@ _TRUNC_MANTISSA = {4: 23, 8: 52}
 _BLOSC1_SHUFFLES = ("shuffle", "bitshuffle")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Plan:
     """Everything the encoder decided before touching the data.  Sizes are
     in bytes."""
@@ -65,6 +65,16 @@ class Plan:
     destsize: int            # the output budget: C's compressed size may not pass it
     flavor: str
     vl_blocks: bool = False  # a version-6 chunk of variable-length blocks
+    # (filter id, meta) of each filter applied, in slot order (derived from
+    # the slots, again for every variant)
+    pipeline: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pipeline", tuple(
+            (fid, meta) for fid, meta in zip(self.slots, self.metas) if fid
+            # C-Blosc 1.x skips the byte shuffle of 1-byte items
+            and not (self.fmt == "blosc1" and fid == FILTER_IDS["shuffle"]
+                     and self.typesize == 1)))
 
     @property
     def version(self) -> int:
@@ -72,14 +82,6 @@ class Plan:
         if self.vl_blocks:
             return VERSION_VLBLOCKS
         return VERSION_BLOSC2 if self.fmt == "blosc2" else VERSION_BLOSC1
-
-    @functools.cached_property
-    def pipeline(self) -> tuple[tuple[int, int], ...]:
-        """``(filter id, meta)`` of each filter applied, in slot order."""
-        return tuple((fid, meta) for fid, meta in zip(self.slots, self.metas) if fid
-                     # C-Blosc 1.x skips the byte shuffle of 1-byte items
-                     and not (self.fmt == "blosc1" and fid == FILTER_IDS["shuffle"]
-                              and self.typesize == 1))
 
     def block_bytes(self, j: int) -> int:
         """Uncompressed bytes of block ``j``."""
