@@ -120,16 +120,17 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     _check_layout(layout, metalayers)
     views, headers = _read_chunks(chunks)
     _check_recorded(clevel, splitmode)
-    chunksize = _chunksize([h.nbytes for h in headers], chunksize)
-    offsets, stored = _chunks_section(views, headers)
+    sizes = [h.nbytes for h in headers]
+    chunksize = _chunksize(sizes, chunksize)
+    offsets, stored, cbytes = _chunks_section(views, headers)
     index = compress_index(offsets)
     meta_section = _meta_section(metalayers or {}, layout)
     trailer_body = _trailer_body(vlmetalayers or {})
     trailer_len = len(trailer_body) + ff.LEN_TRAILER_TAIL
-    cbytes = sum(len(v) for v in stored)
     header_len = ff.LEN_FIXED[layout] + len(meta_section)
     hdr = _header(headers, header_len=header_len,
-                  frame_len=header_len + cbytes + len(index) + trailer_len, cbytes=cbytes,
+                  frame_len=header_len + cbytes + len(index) + trailer_len,
+                  nbytes=sum(sizes), cbytes=cbytes,
                   chunksize=chunksize, clevel=clevel, splitmode=splitmode,
                   has_vlmetalayers=bool(vlmetalayers))
     if layout != 14:
@@ -186,9 +187,9 @@ def _chunksize(sizes: list[int], chunksize: int | None) -> int:
 
 
 def _chunks_section(views: list[bytes], headers: list[fc.RawHeader]
-                    ) -> tuple[list[int], list[bytes]]:
-    """The offsets index entries and the chunks stored: zeros, NaN and
-    uninit chunks become special offsets and are not stored."""
+                    ) -> tuple[list[int], list[bytes], int]:
+    """The offsets index entries, the chunks stored and their bytes: zeros,
+    NaN and uninit chunks become special offsets and are not stored."""
     offsets, stored, pos = [], [], 0
     for v, h in zip(views, headers):
         code = _SPECIAL_OFFSET_CODES.get(h.special)
@@ -198,7 +199,7 @@ def _chunks_section(views: list[bytes], headers: list[fc.RawHeader]
         offsets.append(pos)
         stored.append(v)
         pos += len(v)
-    return offsets, stored
+    return offsets, stored, pos
 
 
 def _meta_section(metalayers: Mapping[str, bytes], layout: int) -> bytes:
@@ -216,8 +217,8 @@ def _trailer_body(vlmetalayers: Mapping[str, bytes]) -> bytes:
     return ff.TrailerHead.build(dict(version=1)) + _section(items, ff.LEN_TRAILER_HEAD, 0)
 
 
-def _header(headers: list[fc.RawHeader], *, header_len: int, frame_len: int, cbytes: int,
-            chunksize: int, clevel: int, splitmode: str, has_vlmetalayers: bool
+def _header(headers: list[fc.RawHeader], *, header_len: int, frame_len: int, nbytes: int,
+            cbytes: int, chunksize: int, clevel: int, splitmode: str, has_vlmetalayers: bool
             ) -> dict[str, Any]:
     """The current layout's header fields; the parameters of the chunks
     come from the first chunk's header (lengths and sizes in bytes)."""
@@ -232,7 +233,7 @@ def _header(headers: list[fc.RawHeader], *, header_len: int, frame_len: int, cby
         codec_flags=dict(clevel=clevel, codec=codec if codec <= _CODEC_NIBBLE.mask else
                          enums.COMPFORMAT_UDCODEC),
         other_flags=dict(reserved=0, splitmode=SPLITMODE_CODES[splitmode]),
-        nbytes=sum(h.nbytes for h in headers), cbytes=cbytes,
+        nbytes=nbytes, cbytes=cbytes,
         typesize=first.typesize if first is not None else 1,
         # C-Blosc2's writer keeps the block size of the chunk appended last
         blocksize=headers[-1].blocksize if headers else 0,
