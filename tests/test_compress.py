@@ -447,6 +447,17 @@ def test_vlblocks(codec, filters):
         assert mine == ref
 
 
+def test_vlblocks_leave_the_shared_plan_alone():
+    # compress_vlblocks starts from the cached plan of a regular chunk of the
+    # same input and parameters; compress must still get that plan unchanged
+    data = make_data("arange32", 8000, 4)
+    kw = dict(typesize=4, codec="zstd", clevel=5, filters=("shuffle",))
+    ref = oracle_blosc2(data, blocksize=0, splitmode="never", **kw)
+    assert compress(data, splitmode="never", **kw) == ref
+    compress_vlblocks([data[:3000], data[3000:]], **kw)
+    assert compress(data, splitmode="never", **kw) == ref
+
+
 def test_vlblocks_reject_delta():
     with pytest.raises(ValueError):
         compress_vlblocks([b"a" * 100, b"b" * 50], filters=("delta",))

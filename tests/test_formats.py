@@ -1,6 +1,7 @@
 """The declarations of formats/chunk.py: parse/build/sizeof round trips
 (construct's gallery ``common()``), the derived fast struct formats against
-the declarations, and the spec (specs/chunk.md) naming every field and rule."""
+the declarations, the spec (specs/chunk.md) naming every field and rule, and
+describe's readings keyed by declared fields."""
 from __future__ import annotations
 
 import pathlib
@@ -13,6 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blosckit.formats import chunk as fc
+from blosckit.formats import describe as fd
+from blosckit.formats import frame as ff
+from blosckit.formats.layout import Layout, inner
 from helpers import strip
 from blosckit.formats.rules import RULES
 
@@ -326,3 +330,79 @@ def test_stream_declaration_agrees_with_the_reader_walk(data):
 @given(st.binary(min_size=32, max_size=32))
 def test_derived_header_parser_equals_the_declaration(data):
     assert strip(fc.parse_header(data)) == strip(fc.Header.parse(data))
+
+
+# ---------------------------------------------------------------------------
+# describe: one reading per declared field
+# ---------------------------------------------------------------------------
+
+def _declares(decl, field: str) -> bool:
+    """Whether ``decl`` (a layout or a construct struct) declares ``field``
+    (dotted; a trailing ``[]``: the items of an array; ``""``: the whole)."""
+    name = field.removesuffix("[]")
+    array = name != field
+    if "[]" in name:
+        return False
+    if isinstance(decl, Layout):
+        f = decl.fields.get(name)
+        return not name or (f is not None and (f.count > 1) == array)
+    con = decl
+    for part in filter(None, name.split(".")):
+        con = inner(con)
+        if isinstance(con, cs.Transformed):      # a BitStruct
+            con = inner(con.subcon)
+        subs = {s.name: s for s in getattr(con, "subcons", ())}
+        if part not in subs:
+            return False
+        con = subs[part]
+    return isinstance(inner(con), cs.Array) == array
+
+
+def test_every_reading_names_a_declared_field():
+    # the check itself catches a renamed field or a lost array
+    assert _declares(fc.HEADER, "flags.shuffle") and not _declares(fc.HEADER, "flags.shufle")
+    assert _declares(fc.Stream, "csize") and not _declares(fc.Stream, "csize[]")
+    assert not _declares(fc.EXTENDED, "udcodec[]") and _declares(fc.EXTENDED, "filters[]")
+    for path, d in fd.FIELDS.items():
+        assert d.declarations, path
+        for decl in d.declarations:
+            assert _declares(decl, d.field), (path, decl)
+            if isinstance(decl, Layout) and not d.root:
+                assert path.startswith(decl.root + "."), (path, decl)
+
+
+# A field in the terms of each reading the old path dispatch gave, and a value
+# it names: every one still reads as something.
+READ_BEFORE = {
+    "chunk.header.version": 5,
+    "chunk.header.flags.shuffle": 1,
+    "chunk.header.flags.bitshuffle": 1,
+    "chunk.header.flags.compformat": 1,
+    "chunk.header.extended.filters[2]": 1,
+    "chunk.header.extended.udcodec": 1,
+    "chunk.header.extended.blosc2_flags.special": 1,
+    "chunk.blocks[0].streams[3].csize": -7,
+    "frame.header.magic": ff.MAGIC,
+    "frame.header.general_flags.version": 2,
+    "frame.header.general_flags.offsets_size": 1,
+    "frame.header.frame_type": 1,
+    "frame.header.filter_flags.shuffle": 2,
+    "frame.header.codec_flags.codec": 5,
+    "frame.header.other_flags.splitmode": 3,
+    "frame.header.has_vlmetalayers": 0xC3,
+    "frame.header.filter_pipeline.filters[5]": 1,
+    "frame.header.filter_pipeline.udcodec": 1,
+    "frame.trailer.version": 1,
+    "frame.trailer.fingerprint_type": 0,
+    "frame.offsets[7]": ff.special_offset("nan"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(READ_BEFORE))
+def test_every_field_read_before_still_reads(path):
+    assert fd.describe(path, READ_BEFORE[path]) != ""
+
+
+def test_fields_without_a_reading_read_as_nothing():
+    assert fd.describe("chunk.header.typesize", 4) == ""
+    assert fd.describe("frame.metalayers['b2nd'].shape", [3, 4]) == ""

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ..chunk import read as _chunk
-from ..chunk.encode import compress_special
+from ..chunk.special import compress_special
 from ..errors import FormatError
 from ..formats import ConstMismatch, enums
 from ..formats import chunk as fc
