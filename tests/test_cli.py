@@ -231,7 +231,7 @@ def test_npy_typesize_and_data(tmp_path):
     c = blosckit.parse_chunk(packed.read_bytes())
     assert c.typesize == 8
     assert blosckit.decompress(packed.read_bytes()) == arr.tobytes()
-    r = run("compress", src, packed, "--typesize", "4")
+    r = run("compress", src, packed, "--typesize", "4", "--force")
     assert r.returncode == 0 and blosckit.parse_chunk(packed.read_bytes()).typesize == 4
 
 

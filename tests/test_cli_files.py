@@ -480,7 +480,7 @@ def test_zarr_chunk_files(tmp_path):
         nbytes, cbytes, blocksize = c_blosc.get_cbuffer_sizes(raw)
         assert (row["codec"], row["typesize"], row["nbytes"], row["cbytes"],
                 row["filters"]) == ("zstd", 8, nbytes, cbytes, [["bitshuffle", 0]])
-        out = tmp_path / "out.bin"
+        out = tmp_path / f"{f.name}.bin"
         r2 = run("decompress", f, out)
         assert r2.returncode == 0, r2.stderr
         assert out.read_bytes() == part.tobytes() == numcodecs.Blosc().decode(raw)
