@@ -40,9 +40,9 @@ _CODEC_NIBBLE = ff.HEADER["codec_flags.codec"]
 # 2.0.0-beta.1 (12 and 11 elements), 0x21 from beta.2 to Jan 2021 (13);
 # beta.1's filter_flags 0x06 (shuffle, split); one thread each way, the
 # default compression and decompression parameters of those releases.
-_OLD_GENERAL_FLAGS = {13: dict(vl_blocks=False, variable_chunks=False, offsets_size=2, version=1),
-                      12: dict(vl_blocks=False, variable_chunks=False, offsets_size=2, version=4)}
-_OLD_GENERAL_FLAGS[11] = _OLD_GENERAL_FLAGS[12]
+_BETA1_GENERAL_FLAGS = dict(vl_blocks=False, variable_chunks=False, offsets_size=2, version=4)
+_OLD_GENERAL_FLAGS = {13: dict(_BETA1_GENERAL_FLAGS, version=1), 12: _BETA1_GENERAL_FLAGS,
+                      11: _BETA1_GENERAL_FLAGS}
 _BETA1_FILTER_FLAGS = dict(reserved=0, shuffle=enums.lookup(enums.FILTERS, "shuffle"), split=True,
                            memcpyed=False)
 _OLD_NTHREADS = 1
