@@ -32,11 +32,20 @@ _SPECIAL_OFFSET_CODES = {code: ff.special_offset(name) for code, name in enums.S
                          if name in ff.SPECIAL_KIND_BITS}
 # vlmetalayer values: C-Blosc2's default compression parameters
 _VLMETA_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",))
-# the filter_flags shuffle choice: bitshuffle wins over shuffle
-_SHUFFLES = (enums.lookup(enums.FILTERS, "bitshuffle"), enums.lookup(enums.FILTERS, "shuffle"))
 _MAP_HEAD = ff.FAST_META_HEAD.size - ff.FAST_META_HEAD.offset("map_marker")
 _FORMAT_TO_CODEC = {f: c for c, f in enums.CODEC_FORMAT.items() if c != 2}   # lz4 for format 1
 _CODEC_NIBBLE = ff.HEADER["codec_flags.codec"]
+# What C-Blosc2's writers of the older layouts put in the header, whatever
+# the data (specs/frame.md, "Older layouts"): general_flags 0x24 in
+# 2.0.0-beta.1 (12 and 11 elements), 0x21 from beta.2 to Jan 2021 (13);
+# beta.1's filter_flags 0x06 (shuffle, split); one thread each way, the
+# default compression and decompression parameters of those releases.
+_BETA1_GENERAL_FLAGS = dict(vl_blocks=False, variable_chunks=False, offsets_size=2, version=4)
+_OLD_GENERAL_FLAGS = {13: dict(_BETA1_GENERAL_FLAGS, version=1), 12: _BETA1_GENERAL_FLAGS,
+                      11: _BETA1_GENERAL_FLAGS}
+_BETA1_FILTER_FLAGS = dict(reserved=0, shuffle=enums.lookup(enums.FILTERS, "shuffle"), split=True,
+                           memcpyed=False)
+_OLD_NTHREADS = 1
 
 
 def _section(items: Mapping[str, bytes], section_start: int, idx_extra: int) -> bytes:
@@ -111,12 +120,17 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     python-blosc2 stores its msgpack).  ``clevel`` and ``splitmode`` are
     recorded in the header for writers that append later.  ``layout``
     picks the header layout: 14 elements (current), or 13 / 12 / 11, the
-    layouts of the older frame documents (frame version 1 without a block
-    size; 12 and 11 without a filter pipeline, 11 without metalayers), for
-    testing readers against them.
+    layouts of the older frame documents, for testing readers against them:
+    their header bytes are those C-Blosc2 wrote then (13: frame version 1,
+    2.0.0-beta.2 to Jan 2021; 12 with metalayers, 11 without: 2.0.0-beta.1;
+    specs/frame.md, "Older layouts"), the chunks and the trailer today's.
+    Their codec nibble holds ids 0..5 only (no udcodec byte).
     """
     _check_layout(layout, metalayers)
     views, headers = _read_chunks(chunks)
+    if layout != 14 and headers and _codec_id(headers[0]) not in enums.CODEC_FORMAT:
+        raise ValueError(f"codec id {_codec_id(headers[0])}: the older layouts have no udcodec "
+                         "byte, their codec nibble holds ids 0..5")
     _check_recorded(clevel, splitmode)
     sizes = [h.nbytes for h in headers]
     chunksize = _chunksize(sizes, chunksize)
@@ -132,7 +146,7 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
                   chunksize=chunksize, clevel=clevel, splitmode=splitmode,
                   has_vlmetalayers=bool(vlmetalayers))
     if layout != 14:
-        _older_layout(hdr, layout, headers[0] if headers else None)
+        _older_layout(hdr, layout, bool(metalayers))
     tail = ff.TrailerTail.build(dict(trailer_len=trailer_len, fingerprint_type=0,
                                      fingerprint=bytes(16)))
     return b"".join([ff.FRAME_HEADERS[layout].build(hdr), meta_section, *stored, index,
@@ -142,8 +156,11 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
 def _check_layout(layout: int, metalayers: Mapping[str, bytes] | None) -> None:
     if layout not in ff.FRAME_HEADERS:
         raise ValueError(f"layout must be one of {sorted(ff.FRAME_HEADERS)}, got {layout!r}")
+    # 2.0.0-beta.1 wrote 12 elements when the frame had metalayers, else 11
     if layout == 11 and metalayers:
         raise ValueError("the 11-element layout has no metalayers")
+    if layout == 12 and not metalayers:
+        raise ValueError("the 12-element layout has metalayers (without: 11 elements)")
 
 
 def _check_recorded(clevel: int, splitmode: str) -> None:
@@ -241,23 +258,34 @@ def _header(headers: list[fc.RawHeader], *, header_len: int, frame_len: int, nby
     )
 
 
-def _older_layout(hdr: dict[str, Any], layout: int, first: fc.RawHeader | None) -> None:
-    """Turn current header fields into those of an older layout: frame
-    version 1 (64-bit offsets were code 2 then) without a block size; the
-    12- and 11-element layouts keep one shuffle choice in filter_flags
-    instead of frame_type and the filter pipeline."""
+def _older_layout(hdr: dict[str, Any], layout: int, has_metalayers: bool) -> None:
+    """Turn current header fields into those C-Blosc2's writers of an older
+    layout wrote: no block size, byte 0x1C reserved (0), fixed general flags
+    and thread counts.  13 elements (frame version 1): the filters in use
+    packed at the front of the pipeline and counted by its type byte.  12
+    and 11 (2.0.0-beta.1): fixed filter_flags instead of frame_type and the
+    pipeline, and the bool at 0x3F says whether metalayers follow."""
     del hdr["blocksize"]
-    hdr["general_flags"].update(version=1, offsets_size=2)
+    hdr.update(general_flags=_OLD_GENERAL_FLAGS[layout],
+               other_flags=dict(reserved=0, splitmode=0),
+               nthreads_c=_OLD_NTHREADS, nthreads_d=_OLD_NTHREADS)
     if layout == 13:
+        hdr["filter_pipeline"] = _packed_pipeline(hdr["filter_pipeline"])
         return
-    slots = hdr.pop("filter_pipeline")["filters"]
-    del hdr["frame_type"]
-    shuffle = next((fid for fid in _SHUFFLES if fid in slots), 0)
-    flags = first.flags if first is not None else 0
-    hdr["filter_flags"] = dict(reserved=0, shuffle=shuffle,
-                               split=not flags & fc.FLAG_DONT_SPLIT,
-                               memcpyed=bool(flags & fc.FLAG_MEMCPYED))
-    hdr["general_flags"].update(version=0)
+    del hdr["filter_pipeline"], hdr["frame_type"]
+    hdr.update(filter_flags=_BETA1_FILTER_FLAGS, has_vlmetalayers=0xC3 if has_metalayers else 0xC2)
+
+
+def _packed_pipeline(pipeline: dict) -> dict:
+    """The 13-element layout's pipeline: the filters in use (with their
+    metas) in slots 0.., the rest zero, the type byte their count.  The
+    bytes today's layout calls udcodec, compcode_meta, other_flags2 and
+    reserved were filter slots 6-7 and meta slots 6-7 then (always 0)."""
+    used = [(f, m) for f, m in zip(pipeline["filters"], pipeline["filters_meta"]) if f]
+    empty = [(0, 0)] * (fc.NUM_FILTER_SLOTS - len(used))
+    return dict(pipeline, nfilters=len(used), filters=[f for f, _ in used + empty],
+                filters_meta=[m for _, m in used + empty], udcodec=0, compcode_meta=0,
+                other_flags2=dict(reserved=0, use_dict=False), reserved=0)
 
 
 def compress_frame(src, *, chunksize: int, typesize: int | None = None,

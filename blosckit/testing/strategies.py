@@ -316,7 +316,8 @@ def _frame(draw, max_chunks: int, layouts: tuple[int, ...]) -> tuple[list[bytes]
         stored.append(c)
     layout = draw(st.sampled_from(layouts))
     meta = draw(st.dictionaries(_NAMES.filter(lambda s: s not in fb.NAMES), _VALUES,
-                                max_size=3 if layout != 11 else 0))     # 11: no metalayers
+                                min_size=1 if layout == 12 else 0,      # 12: with metalayers,
+                                max_size=3 if layout != 11 else 0))     # 11: without
     vlmeta = draw(st.dictionaries(_NAMES, _VALUES, max_size=3))
     frame = build_frame(stored, chunksize=chunksize, layout=layout,
                         metalayers={k: msgpack.packb(v) for k, v in meta.items()},
