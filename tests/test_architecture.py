@@ -24,6 +24,7 @@ NOT_FORMAT_FACTS = {
         "zstd's own frame magic: a codec stream's format, not Blosc's",
     ("codecs/zstd.py", 'struct.unpack_from("<I", data, 4)'):
         "the size of a zstd skippable frame: a codec stream's format",
+    ("cli/output.py", "0o666 & ~mask"): "a new file's mode under the umask",
     ("testing/fuzz.py", 'struct.pack("<i", len(b))'):
         "the length prefix of the fuzz oracle's pipe protocol (ours)",
     ("testing/fuzz.py", 'struct.pack("<q", len(v))'):

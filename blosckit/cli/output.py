@@ -66,7 +66,7 @@ class Output:
         folder = os.path.dirname(os.path.abspath(self.name))
         fd, self._tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(self.name)}.",
                                          suffix=PART_SUFFIX)
-        os.fchmod(fd, 0o666 & ~_umask())         # the mode a plain open() would give
+        os.fchmod(fd, _default_mode())
         self._file = os.fdopen(fd, "wb")
         return self
 
@@ -110,7 +110,8 @@ def write_output(name: str, parts: Iterable[bytes]) -> int:
     return out.written
 
 
-def _umask() -> int:
+def _default_mode() -> int:
+    """The mode a plain ``open(name, "wb")`` gives a new file."""
     mask = os.umask(0)
     os.umask(mask)
-    return mask
+    return 0o666 & ~mask
