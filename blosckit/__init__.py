@@ -15,8 +15,9 @@ from .chunk.special import compress_special
 from .chunk.vlblocks import compress_vlblocks
 from .errors import FormatError, Problem, UnsupportedError
 from .frame.read import Frame, open_frame
-from .frame.build import build_frame, compress_frame
+from .frame.build import build_frame
 from .frame.sframe import sframe_files, to_sframe
+from .frame.writer import B2ndWriter, FrameWriter, compress_frame
 from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
 from .tools.salvage import SalvageReport, salvage
 from .tools.validate import validate
@@ -29,7 +30,7 @@ __all__ = [
     "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
     "Frame", "open_frame", "build_frame", "compress_frame", "to_sframe", "sframe_files",
-    "B2nd", "compress_b2nd",
+    "B2nd", "compress_b2nd", "FrameWriter", "B2ndWriter",
     "validate", "salvage", "SalvageReport", "native_info",
     "__version__",
 ]

@@ -12,7 +12,8 @@ import msgpack
 import pytest
 
 import blosckit
-from blosckit.frame.build import build_frame, compress_frame
+from blosckit.frame.build import build_frame
+from blosckit.frame.writer import compress_frame
 from blosckit.frame.sframe import to_sframe
 from oracles import oracle
 
@@ -104,8 +105,10 @@ def test_compress_frame_and_sframe(tmp_path):
 
 def test_bad_inputs_are_value_errors():
     c = blosckit.compress(bytes(1000))
-    with pytest.raises(ValueError):
-        build_frame([c, blosckit.compress(bytes(2000))])     # a middle chunk too long
+    with pytest.raises(ValueError, match="more than the chunk size"):
+        build_frame([blosckit.compress(bytes(2000))], chunksize=1000)   # C-Blosc2 refuses it
+    with pytest.raises(ValueError, match="VL-block"):
+        build_frame([c, blosckit.compress_vlblocks([b"ab", b"cde"])])   # C-Blosc2 refuses the mix
     with pytest.raises(ValueError):
         build_frame([c[:-1]])
     with pytest.raises(ValueError):

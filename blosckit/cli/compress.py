@@ -9,7 +9,7 @@ from typing import Any
 from ..chunk.encode import MAX_BUFFERSIZE, compress
 from ..formats import npy
 from ..frame import b2nd
-from ..frame.build import compress_frame
+from ..frame.writer import compress_frame
 from .output import check_output, write_output
 from .progress import Progress
 from .report import EXIT_OK, UsageError

@@ -25,7 +25,7 @@ from .build import build_frame
 if TYPE_CHECKING:
     from .read import Frame
 
-__all__ = ["B2nd", "chunk_data", "compress_b2nd"]
+__all__ = ["B2nd", "b2nd_meta", "chunk_data", "compress_b2nd"]
 
 
 class B2nd:
@@ -244,9 +244,7 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
     else:
         data = view.cast("B") if view.ndim != 1 or view.format != "B" else view
     shape, chunkshape, blockshape = tuple(shape), tuple(chunkshape), tuple(blockshape)
-    meta = fb.build_meta(shape, chunkshape, blockshape, dtype)
-    m = fb.B2ndMeta.parse(meta)
-    RaiseFirst().run(fb.META_RULES, m, 0)   # FormatError names the extent at fault
+    meta = b2nd_meta(shape, chunkshape, blockshape, dtype)
     if data.nbytes != math.prod(shape) * typesize:
         raise ValueError(f"{data.nbytes} bytes of data for shape {shape} of {typesize}-byte "
                          f"items ({math.prod(shape) * typesize} bytes)")
@@ -257,6 +255,15 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
     padded = fb.padded_items(chunkshape, blockshape) * typesize
     return build_frame(chunks, metalayers={"b2nd": meta, **(metalayers or {})},
                        vlmetalayers=vlmetalayers, chunksize=padded, clevel=clevel)
+
+
+def b2nd_meta(shape: Sequence[int], chunkshape: Sequence[int], blockshape: Sequence[int],
+              dtype: str) -> bytes:
+    """The ``b2nd`` metalayer value of an array (extents in items);
+    FormatError naming the extent at fault when the shapes do not fit."""
+    meta = fb.build_meta(shape, chunkshape, blockshape, dtype)
+    RaiseFirst().run(fb.META_RULES, fb.B2ndMeta.parse(meta), 0)
+    return meta
 
 
 def chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],

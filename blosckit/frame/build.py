@@ -1,28 +1,41 @@
-"""Building Blosc2 frames: contiguous frames from compressed chunks or from
-data (sparse frame directories: :mod:`.sframe`).
+"""Building Blosc2 frames: contiguous frames from compressed chunks
+(streaming them to a file: :mod:`.writer`; sparse frame directories:
+:mod:`.sframe`).
 
-The frame is assembled in one pass: each chunk's header is read through the
-fast formats (nothing is decoded), special chunks become special offsets,
-and header, chunks, offsets index and trailer are joined once, so 10,000
-chunks take milliseconds.  Every structure is built through its declaration
-in :mod:`blosckit.formats.frame`; the offsets index is compressed as
-C-Blosc2 compresses it when it appends chunks (blosclz, level 5, typesize 8,
-shuffle, 16 KiB blocks, never split), so python-blosc2's own frames are
-reproduced byte for byte where the inputs allow.
+A frame is assembled in one pass by :class:`FrameAssembler`: each chunk's
+header is read through the fast formats (nothing is decoded), special chunks
+become special offsets, and the fixed header is made last, once the sizes
+are known, so 10,000 chunks take milliseconds and a frame far larger than
+memory can be written chunk by chunk.  :func:`build_frame` joins the pieces
+in memory, :class:`~blosckit.frame.writer.FrameWriter` writes them to a file
+as they come: one code path, the same bytes.  Every structure is built
+through its declaration in :mod:`blosckit.formats.frame`; the offsets index
+is compressed as C-Blosc2 compresses it when it appends chunks (blosclz,
+level 5, typesize 8, shuffle, 16 KiB blocks, never split), so python-blosc2's
+own frames are reproduced byte for byte where the inputs allow.
+
+Chunk sizes follow C-Blosc2's append rule (specs/frame.md, "Variable-size
+chunks"): the first chunk sets the chunk size unless one is given; every
+chunk holds that many bytes but the last, which may hold fewer; a chunk
+after a shorter one, or longer than the chunk size, makes the frame a
+variable-size one for good (header chunksize 0, the variable_chunks general
+flag, frame format version 3).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from array import array
+from typing import Any, Iterable, Mapping
 
 from ..chunk.encode import compress
 from ..formats import chunk as fc
 from ..formats import enums
 from ..formats import frame as ff
 
-__all__ = ["build_frame", "compress_frame", "compress_index"]
+__all__ = ["build_frame", "compress_index", "FrameAssembler"]
 
 FRAME_VERSION = 2            # what C-Blosc2 3.3 writes for regular chunks
-FRAME_VERSION_VL = 3         # frames of VL-block chunks
+FRAME_VERSION_VL = 3         # frames of VL-block chunks or of variable-size chunks
+NO_CHUNKSIZE = -1            # the header's chunksize before any chunk (C-Blosc2's "unset")
 OFFSETS_64BIT = 1
 SPLITMODE_CODES = {"always": 0, "never": 1, "auto": 2, "forward_compat": 3}
 INDEX_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",),
@@ -111,46 +124,199 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     """A current-version contiguous frame holding ``chunks`` (compressed
     Blosc chunks, bytes-like) in order.
 
-    Header parameters (typesize, codec, filters, block size) come from the
-    first chunk; ``chunksize`` defaults to its uncompressed size (every chunk
-    but the last must be that long; the last one no longer).  Zeros, NaN
-    and uninit special chunks are stored as special offsets.  ``metalayers``:
-    name -> raw bytes (python-blosc2 decodes them as msgpack);
-    ``vlmetalayers``: name -> bytes, each stored as a Blosc chunk of them (as
-    python-blosc2 stores its msgpack).  ``clevel`` and ``splitmode`` are
-    recorded in the header for writers that append later.  ``layout``
-    picks the header layout: 14 elements (current), or 13 / 12 / 11, the
-    layouts of the older frame documents, for testing readers against them:
-    their header bytes are those C-Blosc2 wrote then (13: frame version 1,
-    2.0.0-beta.2 to Jan 2021; 12 with metalayers, 11 without: 2.0.0-beta.1;
-    specs/frame.md, "Older layouts"), the chunks and the trailer today's.
-    Their codec nibble holds ids 0..5 only (no udcodec byte).
+    Header parameters (typesize, codec, filters) come from the first chunk,
+    the header's block size from the last (as python-blosc2's ``to_cframe``
+    after ``append_data``).  ``chunksize`` (bytes) defaults to the first
+    chunk's uncompressed size; chunks of other sizes make a variable-size
+    frame as C-Blosc2 makes one (module docstring; ``chunksize=0`` asks for
+    one whatever the sizes).  Zeros, NaN and uninit special chunks are
+    stored as special offsets, except in a variable-size frame, where they
+    are stored as chunks (C-Blosc2 cannot read special entries there:
+    specs/frame.md, "Variable-size chunks").  ``metalayers``: name -> raw
+    bytes (python-blosc2 decodes them as msgpack); ``vlmetalayers``: name ->
+    bytes, each stored as a Blosc chunk of them (as python-blosc2 stores its
+    msgpack).  ``clevel`` and ``splitmode`` are recorded in the header for
+    writers that append later.  ``layout`` picks the header layout: 14
+    elements (current), or 13 / 12 / 11, the layouts of the older frame
+    documents, for testing readers against them: their header bytes are
+    those C-Blosc2 wrote then (13: frame version 1, 2.0.0-beta.2 to Jan
+    2021; 12 with metalayers, 11 without: 2.0.0-beta.1; specs/frame.md,
+    "Older layouts"), the chunks and the trailer today's.  Their codec
+    nibble holds ids 0..5 only (no udcodec byte).
     """
-    _check_layout(layout, metalayers)
-    views, headers = _read_chunks(chunks)
-    if layout != 14 and headers and _codec_id(headers[0]) not in enums.CODEC_FORMAT:
-        raise ValueError(f"codec id {_codec_id(headers[0])}: the older layouts have no udcodec "
-                         "byte, their codec nibble holds ids 0..5")
-    _check_recorded(clevel, splitmode)
-    sizes = [h.nbytes for h in headers]
-    chunksize = _chunksize(sizes, chunksize)
-    offsets, stored, cbytes = _chunks_section(views, headers)
-    index = compress_index(offsets)
-    meta_section = _meta_section(metalayers or {}, layout)
-    trailer_body = _trailer_body(vlmetalayers or {})
-    trailer_len = len(trailer_body) + ff.LEN_TRAILER_TAIL
-    header_len = ff.LEN_FIXED[layout] + len(meta_section)
-    hdr = _header(headers, header_len=header_len,
-                  frame_len=header_len + cbytes + len(index) + trailer_len,
-                  nbytes=sum(sizes), cbytes=cbytes,
-                  chunksize=chunksize, clevel=clevel, splitmode=splitmode,
-                  has_vlmetalayers=bool(vlmetalayers))
-    if layout != 14:
-        _older_layout(hdr, layout, bool(metalayers))
-    tail = ff.TrailerTail.build(dict(trailer_len=trailer_len, fingerprint_type=0,
-                                     fingerprint=bytes(16)))
-    return b"".join([ff.FRAME_HEADERS[layout].build(hdr), meta_section, *stored, index,
-                     trailer_body, tail])
+    frame = FrameAssembler(metalayers=metalayers, chunksize=chunksize, clevel=clevel,
+                           splitmode=splitmode, layout=layout)
+    body: list = []
+    for chunk in chunks:
+        body += frame.append(chunk)
+    fixed, tail = frame.finish(vlmetalayers)
+    return b"".join([fixed, frame.meta_section, *body, *tail])
+
+
+class FrameAssembler:
+    """A contiguous frame put together one chunk at a time, holding nothing
+    of a chunk once it is handed back: the offsets index entries (8 bytes
+    per chunk), the headers of the first and the last chunk, and the special
+    chunks a variable-size frame may yet have to store (a few dozen bytes
+    each, identical ones once).
+
+    The frame is, in order: ``header_len`` bytes of header (the fixed part,
+    known only at the end, then :attr:`meta_section`), the pieces each
+    :meth:`append` returns, then the pieces :meth:`finish` returns; the
+    fixed part :meth:`finish` returns goes first.  ``chunksize`` (bytes) and
+    the other parameters are those of :func:`build_frame`."""
+
+    def __init__(self, *, metalayers: Mapping[str, bytes] | None = None,
+                 chunksize: int | None = None, clevel: int = 5, splitmode: str = "auto",
+                 layout: int = 14) -> None:
+        _check_layout(layout, metalayers)
+        _check_recorded(clevel, splitmode)
+        if chunksize is not None and (type(chunksize) is not int or chunksize < 0):
+            raise ValueError(f"chunksize must be a byte count >= 0 or None, got {chunksize!r}")
+        self.layout, self.clevel, self.splitmode = layout, clevel, splitmode
+        self.has_metalayers = bool(metalayers)
+        self.meta_section = _meta_section(metalayers or {}, layout)
+        self.header_len = ff.LEN_FIXED[layout] + len(self.meta_section)
+        self.chunksize = chunksize          # None until the first chunk sets it
+        self.variable = chunksize == 0      # variable-size chunks (for good once set)
+        self.nbytes = 0                     # data bytes of the chunks so far
+        self.cbytes = 0                     # bytes of the chunks section so far
+        self.entries = array("q")           # the offsets index, entry per chunk
+        self._given = bytearray()           # 1 where an entry was given
+        self._count = 0
+        self._first: fc.RawHeader | None = None
+        self._last: fc.RawHeader | None = None
+        # special chunks behind special entries, stored should the frame
+        # turn variable-size: (index, number of the distinct chunk)
+        self._specials: dict[bytes, int] = {}
+        self._special_at = array("q")
+        self._special_of = array("q")
+
+    @property
+    def nchunks(self) -> int:
+        """Chunks in the index so far (placed ones count up to the highest)."""
+        return len(self.entries)
+
+    def append(self, chunk, index: int | None = None) -> list:
+        """Take one compressed chunk (bytes-like); return the byte pieces to
+        store next in the chunks section (none for a special chunk, more
+        than this one when the frame just turned variable-size).  ``index``:
+        its place in the offsets index (default: after the last); places
+        may come in any order, and :meth:`finish` wants every place below
+        the highest filled.  The size rule sees chunks in the order they
+        come.  ValueError, with nothing changed, for a bad chunk or place."""
+        k = len(self.entries) if index is None else index
+        if type(k) is not int or k < 0:
+            raise ValueError(f"a chunk index is an int >= 0, got {index!r}")
+        view, h = _chunk_view(k, chunk)
+        if k < len(self._given) and self._given[k]:
+            raise ValueError(f"chunk {k} is already in the frame")
+        if self._first is not None and h.vl_blocks != self._first.vl_blocks:
+            raise ValueError(f"chunk {k}: a frame holds VL-block chunks or regular ones, "
+                             "not both (C-Blosc2 refuses the mix)")
+        turns = self._turns_variable(k, h.nbytes)
+        if k >= len(self.entries):
+            grow = k + 1 - len(self.entries)
+            self.entries.extend([0] * grow)
+            self._given.extend(bytes(grow))
+        pieces = self._go_variable() if turns else []
+        self._given[k] = 1
+        code = _SPECIAL_OFFSET_CODES.get(h.special)
+        if code is not None and not self.variable:
+            self.entries[k] = code
+            self._special_at.append(k)
+            self._special_of.append(self._specials.setdefault(bytes(view), len(self._specials)))
+        else:
+            pieces.append(self._store(k, view))
+        if self._first is None:
+            self.chunksize = h.nbytes if self.chunksize is None else self.chunksize
+            self._first = h
+        self._last = h
+        self._count += 1
+        self.nbytes += h.nbytes
+        return pieces
+
+    def _turns_variable(self, k: int, nbytes: int) -> bool:
+        """Whether a chunk of ``nbytes`` coming now makes the frame
+        variable-size: C-Blosc2's schunk append rule.  ValueError for a
+        first chunk longer than a chunk size given (C-Blosc2 refuses it)."""
+        if self.variable:
+            return False
+        size = nbytes if self.chunksize is None else self.chunksize
+        if self._last is None:
+            if nbytes > size:
+                raise ValueError(f"chunk {k} holds {nbytes} bytes, more than the chunk size "
+                                 f"{size} (C-Blosc2 refuses that; chunksize=0 asks for a "
+                                 "variable-size frame)")
+            return size == 0
+        return self._last.nbytes < size or nbytes > size
+
+    def _store(self, k: int, view) -> Any:
+        self.entries[k] = self.cbytes
+        self.cbytes += len(view)
+        return view
+
+    def _go_variable(self) -> list[bytes]:
+        """Turn the frame variable-size: the special chunks so far become
+        stored chunks (C-Blosc2 reads no special entry in such a frame),
+        in the order they came; returns them."""
+        self.variable = True
+        distinct = list(self._specials)
+        out = [self._store(k, distinct[i]) for k, i in zip(self._special_at, self._special_of)]
+        self._specials.clear()
+        self._special_at, self._special_of = array("q"), array("q")
+        return out
+
+    def finish(self, vlmetalayers: Mapping[str, bytes] | None = None,
+               empty: fc.RawHeader | None = None) -> tuple[bytes, list]:
+        """The fixed header (the frame's first ``LEN_FIXED`` bytes) and the
+        pieces that end the frame: any chunk still to store, the offsets
+        index and the trailer with ``vlmetalayers``.  ``empty``: a chunk
+        header to take typesize, codec and filters from when the frame
+        has no chunk (else: typesize 1, blosclz, no filter).  ValueError
+        when a place below the highest has no chunk."""
+        missing = self._given.find(0)
+        if missing >= 0:
+            raise ValueError(f"chunk {missing} of {len(self.entries)} was never given")
+        first = self._first if self._first is not None else empty
+        # an empty chunk is stored raw: its udcodec byte names the codec
+        codec = _codec_id(self._first) if self._first is not None else \
+            (empty.udcodec if empty is not None else 0)
+        if self.layout != 14 and codec not in enums.CODEC_FORMAT:
+            raise ValueError(f"codec id {codec}: the older layouts have no udcodec "
+                             "byte, their codec nibble holds ids 0..5")
+        tail = []
+        if not self.variable and self._last is not None and self._last.nbytes == 0:
+            # a fixed-size frame counts nbytes / chunksize chunks: an empty
+            # last chunk would be lost (python-blosc2 writes that frame)
+            tail = self._go_variable()
+        index = compress_index(self.entries)
+        trailer_body = _trailer_body(vlmetalayers or {})
+        trailer_len = len(trailer_body) + ff.LEN_TRAILER_TAIL
+        hdr = _header(first, self._last, codec=codec, header_len=self.header_len,
+                      frame_len=self.header_len + self.cbytes + len(index) + trailer_len,
+                      nbytes=self.nbytes, cbytes=self.cbytes,
+                      chunksize=self._header_chunksize(bool(vlmetalayers)), variable=self.variable,
+                      clevel=self.clevel, splitmode=self.splitmode,
+                      has_vlmetalayers=bool(vlmetalayers))
+        if self.layout != 14:
+            _older_layout(hdr, self.layout, self.has_metalayers)
+        end = ff.TrailerTail.build(dict(trailer_len=trailer_len, fingerprint_type=0,
+                                        fingerprint=bytes(16)))
+        return ff.FRAME_HEADERS[self.layout].build(hdr), [*tail, index, trailer_body, end]
+
+    def _header_chunksize(self, has_vlmetalayers: bool) -> int:
+        """The header's chunksize: 0 for variable-size chunks; with no
+        chunk, unset (-1), or the chunk size given when the frame has
+        metalayers or vlmetalayers, as python-blosc2's ``to_cframe`` writes
+        an empty super-chunk (it sets the size after creating the frame,
+        and only a header rewritten since, for a metalayer, shows it)."""
+        if self.variable:
+            return 0
+        if self._last is None:
+            shown = self.chunksize is not None and (self.has_metalayers or has_vlmetalayers)
+            return self.chunksize if shown else NO_CHUNKSIZE
+        return self.chunksize
 
 
 def _check_layout(layout: int, metalayers: Mapping[str, bytes] | None) -> None:
@@ -171,50 +337,16 @@ def _check_recorded(clevel: int, splitmode: str) -> None:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
 
 
-def _read_chunks(chunks: Iterable) -> tuple[list[bytes], list[fc.RawHeader]]:
-    """Each chunk's bytes and header; ValueError for a chunk whose length
-    is not the one its header says."""
-    views, headers = [], []
-    for k, c in enumerate(chunks):
-        v = c if isinstance(c, bytes) else bytes(memoryview(c).cast("B"))
-        if len(v) < fc.LEN_HEADER:
-            raise ValueError(f"chunk {k}: {len(v)} bytes, a chunk has at least "
-                             f"{fc.LEN_HEADER}")
-        h = fc.raw_header(v)
-        if h.cbytes != len(v) or h.nbytes < 0:
-            raise ValueError(f"chunk {k}: {len(v)} bytes where its header says {h.cbytes}")
-        views.append(v)
-        headers.append(h)
-    return views, headers
-
-
-def _chunksize(sizes: list[int], chunksize: int | None) -> int:
-    """The frame's chunk size (bytes; default: the first chunk's, -1 with
-    no chunk); ValueError when a chunk but the last differs from it or the
-    last is longer."""
-    if chunksize is None:
-        chunksize = sizes[0] if sizes else -1
-    for k, n in enumerate(sizes):
-        if n > chunksize or (n != chunksize and k != len(sizes) - 1):
-            raise ValueError(f"chunk {k} holds {n} bytes; chunks hold {chunksize} "
-                             "(only the last may be shorter)")
-    return chunksize
-
-
-def _chunks_section(views: list[bytes], headers: list[fc.RawHeader]
-                    ) -> tuple[list[int], list[bytes], int]:
-    """The offsets index entries, the chunks stored and their bytes: zeros,
-    NaN and uninit chunks become special offsets and are not stored."""
-    offsets, stored, pos = [], [], 0
-    for v, h in zip(views, headers):
-        code = _SPECIAL_OFFSET_CODES.get(h.special)
-        if code is not None:
-            offsets.append(code)
-            continue
-        offsets.append(pos)
-        stored.append(v)
-        pos += len(v)
-    return offsets, stored, pos
+def _chunk_view(k: int, chunk) -> tuple[Any, fc.RawHeader]:
+    """Chunk ``k``'s bytes (not copied) and header; ValueError for a chunk
+    whose length is not the one its header says."""
+    v = chunk if isinstance(chunk, bytes) else memoryview(chunk).cast("B")
+    if len(v) < fc.LEN_HEADER:
+        raise ValueError(f"chunk {k}: {len(v)} bytes, a chunk has at least {fc.LEN_HEADER}")
+    h = fc.raw_header(v)
+    if h.cbytes != len(v) or h.nbytes < 0:
+        raise ValueError(f"chunk {k}: {len(v)} bytes where its header says {h.cbytes}")
+    return v, h
 
 
 def _meta_section(metalayers: Mapping[str, bytes], layout: int) -> bytes:
@@ -232,26 +364,27 @@ def _trailer_body(vlmetalayers: Mapping[str, bytes]) -> bytes:
     return ff.TrailerHead.build(dict(version=1)) + _section(items, ff.LEN_TRAILER_HEAD, 0)
 
 
-def _header(headers: list[fc.RawHeader], *, header_len: int, frame_len: int, nbytes: int,
-            cbytes: int, chunksize: int, clevel: int, splitmode: str, has_vlmetalayers: bool
+def _header(first: fc.RawHeader | None, last: fc.RawHeader | None, *, codec: int,
+            header_len: int, frame_len: int, nbytes: int, cbytes: int, chunksize: int,
+            variable: bool, clevel: int, splitmode: str, has_vlmetalayers: bool
             ) -> dict[str, Any]:
-    """The current layout's header fields; the parameters of the chunks
-    come from the first chunk's header (lengths and sizes in bytes)."""
-    first = headers[0] if headers else None
+    """The current layout's header fields (lengths and sizes in bytes):
+    typesize and filters from ``first``'s header, the block size from
+    ``last``'s (None: no chunk)."""
     vl = first is not None and first.vl_blocks
-    codec = _codec_id(first) if first is not None else 0
     return dict(
         header_len=header_len, frame_len=frame_len,
-        general_flags=dict(vl_blocks=vl, variable_chunks=False, offsets_size=OFFSETS_64BIT,
-                           version=FRAME_VERSION_VL if vl else FRAME_VERSION),
+        general_flags=dict(vl_blocks=vl, variable_chunks=variable, offsets_size=OFFSETS_64BIT,
+                           version=FRAME_VERSION_VL if vl or variable else FRAME_VERSION),
         frame_type=0,
         codec_flags=dict(clevel=clevel, codec=codec if codec <= _CODEC_NIBBLE.mask else
                          enums.COMPFORMAT_UDCODEC),
         other_flags=dict(reserved=0, splitmode=SPLITMODE_CODES[splitmode]),
         nbytes=nbytes, cbytes=cbytes,
         typesize=first.typesize if first is not None else 1,
-        # C-Blosc2's writer keeps the block size of the chunk appended last
-        blocksize=headers[-1].blocksize if headers else 0,
+        # python-blosc2's to_cframe keeps the block size its context used
+        # last: that of the chunk appended last when it compressed them
+        blocksize=last.blocksize if last is not None else 0,
         chunksize=chunksize, nthreads_c=0, nthreads_d=1,
         has_vlmetalayers=0xC3 if has_vlmetalayers else 0xC2,
         filter_pipeline=_pipeline(first),
@@ -286,30 +419,3 @@ def _packed_pipeline(pipeline: dict) -> dict:
     return dict(pipeline, nfilters=len(used), filters=[f for f, _ in used + empty],
                 filters_meta=[m for _, m in used + empty], udcodec=0, compcode_meta=0,
                 other_flags2=dict(reserved=0, use_dict=False), reserved=0)
-
-
-def compress_frame(src, *, chunksize: int, typesize: int | None = None,
-                   codec: str = "blosclz", clevel: int = 5, filters=("shuffle",),
-                   metalayers: Mapping[str, bytes] | None = None,
-                   vlmetalayers: Mapping[str, bytes] | None = None, nthreads: int = 1,
-                   progress: Callable[[int], None] | None = None) -> bytes:
-    """``src`` (bytes-like) cut into chunks of ``chunksize`` bytes, each
-    compressed with :func:`blosckit.compress`, as one contiguous frame.
-    ``progress``, when given, is called with the input bytes of each chunk
-    once it is compressed."""
-    view = memoryview(src)
-    if typesize is None:
-        typesize = view.itemsize
-    view = view.cast("B") if view.format != "B" or view.ndim != 1 else view
-    if not isinstance(chunksize, int) or chunksize <= 0 or chunksize % typesize:
-        raise ValueError(f"chunksize must be a positive multiple of typesize {typesize}, "
-                         f"got {chunksize!r}")
-    chunks = []
-    for i in range(0, len(view), chunksize):
-        part = view[i:i + chunksize]
-        chunks.append(compress(part, typesize=typesize, codec=codec, clevel=clevel,
-                               filters=filters, nthreads=nthreads))
-        if progress is not None:
-            progress(len(part))
-    return build_frame(chunks, metalayers=metalayers, vlmetalayers=vlmetalayers,
-                       chunksize=chunksize, clevel=clevel)
