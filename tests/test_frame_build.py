@@ -341,3 +341,140 @@ def test_older_layouts_end_with_the_documented_trailer_tail(layout):
     assert tail[0] == 0xCE and tail[5:7] == b"\xd8\x00" and tail[7:] == bytes(16)
     trailer_len = struct.unpack_from(">I", tail, 1)[0]
     assert fr[len(fr) - trailer_len] == 0x94
+
+
+# ---------------------------------------------------------------------------
+# Variable-size chunks, against python-blosc2's own frames
+# ---------------------------------------------------------------------------
+#
+# python-blosc2 is asked with one thread each way (its output is then
+# deterministic), and its frames are read chunk by chunk: its slice reader
+# divides by the chunk size, 0 in these frames, and dies with SIGFPE
+# (``schunk[:]``, ``blosc2.open(path)[:]``).
+
+def _pinned(codec=blosc2.Codec.LZ4, **kw):
+    return dict(cparams=blosc2.CParams(typesize=4, codec=codec, clevel=5, nthreads=1, **kw),
+                dparams=blosc2.DParams(nthreads=1))
+
+
+def _appended(sizes, *, chunksize=4000, meta=None, vlmeta=None):
+    """A python-blosc2 super-chunk of ``append_data`` calls of ``sizes`` int32 items."""
+    sc = blosc2.SChunk(chunksize=chunksize, meta=meta or {}, **_pinned())
+    for i, n in enumerate(sizes):
+        sc.append_data(np.arange(n, dtype="<i4") * (i + 1) + i)
+    for k, v in (vlmeta or {}).items():
+        sc.vlmeta[k] = v
+    return sc
+
+
+def _chunks(sc) -> list[bytes]:
+    return [bytes(sc.get_chunk(i)) for i in range(sc.nchunks)]
+
+
+def _reads_every_chunk(frame: bytes, datas: list[bytes]) -> None:
+    """python-blosc2 opens ``frame`` and decodes each chunk to ``datas``."""
+    got = blosc2.schunk_from_cframe(frame, copy=True)
+    assert got.nchunks == len(datas)
+    assert [bytes(got.decompress_chunk(i)) for i in range(got.nchunks)] == datas
+
+
+VL_SIZES = {
+    "short-middle": [1000, 500, 1000],
+    "two-short-last": [1000, 500, 500],
+    "short-first": [500, 1000],
+    "longer": [1000, 2000],
+    "full-after-short": [1000, 1000, 250, 1000],
+    "many": [500, 2000, 10, 3, 7, 1000],
+    "fixed-short-last": [1000, 1000, 500],          # stays a fixed-size frame
+}
+
+
+@pytest.mark.parametrize("chunksize", [4000, None])
+@pytest.mark.parametrize("name", sorted(VL_SIZES))
+def test_variable_size_frames_are_python_blosc2s_byte_for_byte(name, chunksize):
+    """The header (chunksize 0, general flags 0x53: variable_chunks, 64-bit
+    offsets, version 3; the block size of the last chunk) and the rest, as
+    python-blosc2 writes them for the same chunks."""
+    sc = _appended(VL_SIZES[name], meta={"m": [1, 2]}, vlmeta={"v": "x"})
+    ref = bytes(sc.to_cframe())
+    theirs = blosckit.open_frame(ref)
+    assert (theirs.chunksize == 0) == (name != "fixed-short-last")
+    mine = build_frame(_chunks(sc), metalayers=theirs.metalayers,
+                       vlmetalayers=theirs.vlmetalayers, chunksize=chunksize)
+    assert mine == ref
+    _reads_every_chunk(mine, [bytes(sc.decompress_chunk(i)) for i in range(sc.nchunks)])
+
+
+def test_chunksize_0_asks_for_a_variable_size_frame():
+    sc = _appended([1000, 1000])
+    mine = build_frame(_chunks(sc), chunksize=0)
+    got = blosc2.schunk_from_cframe(mine, copy=True)
+    assert got.chunksize == 0 and got.nbytes == 8000
+    _reads_every_chunk(mine, [bytes(sc.decompress_chunk(i)) for i in range(2)])
+    assert build_frame(_chunks(sc)) == bytes(sc.to_cframe())     # fixed-size without it
+
+
+def test_an_empty_last_chunk_makes_the_frame_variable_size():
+    """python-blosc2 writes a fixed-size frame whose chunk count (nbytes /
+    chunksize) misses the empty chunk, and cannot open it; blosckit's frame
+    keeps both chunks."""
+    sc = _appended([1000, 0])
+    with pytest.raises(RuntimeError):
+        blosc2.schunk_from_cframe(bytes(sc.to_cframe()), copy=True)
+    mine = build_frame(_chunks(sc))
+    _reads_every_chunk(mine, [bytes(sc.decompress_chunk(0)), b""])
+    assert blosckit.open_frame(mine).chunksize == 0
+
+
+def _special(kind, nitems: int) -> bytes:
+    """A special chunk of ``nitems`` int32 as C-Blosc2 makes it."""
+    sc = blosc2.SChunk(chunksize=4 * nitems, **_pinned())
+    sc.fill_special(nitems, kind)
+    return bytes(sc.get_chunk(0))
+
+
+def test_special_chunks_are_stored_in_variable_size_frames():
+    """python-blosc2 puts a special entry into a variable-size frame, then
+    cannot open the frame or decode that chunk (it builds special chunks of
+    the chunk size, 0 here); blosckit stores the special chunk as a chunk
+    there."""
+    sc = _appended([1000, 500])
+    zeros = _special(blosc2.SpecialValue.ZERO, 1000)
+    sc.append_chunk(zeros)
+    ref = bytes(sc.to_cframe())
+    assert "zeros" in blosckit.open_frame(ref).offsets
+    with pytest.raises(RuntimeError):
+        blosc2.schunk_from_cframe(ref, copy=True)
+    with pytest.raises(RuntimeError):
+        blosc2.schunk_from_cframe(ref).decompress_chunk(2)
+    data = [bytes(sc.decompress_chunk(i)) for i in range(2)] + [bytes(4000)]
+    mine = build_frame(_chunks(sc)[:2] + [zeros])
+    _reads_every_chunk(mine, data)
+    assert "zeros" not in blosckit.open_frame(mine).offsets
+
+
+def test_special_chunks_before_a_frame_turns_variable_size_are_stored_then():
+    """A special chunk that came while the frame was fixed-size is a special
+    entry until a chunk makes the frame variable-size; then it is stored
+    before that chunk, and its entry points there."""
+    full, short = _appended([1000]), _appended([500])
+    nan = _special(blosc2.SpecialValue.NAN, 1000)
+    chunks = [_chunks(full)[0], nan, _chunks(short)[0], _chunks(full)[0]]
+    data = [bytes(full.decompress_chunk(0)), np.full(1000, np.nan, "<f4").tobytes(),
+            bytes(short.decompress_chunk(0)), bytes(full.decompress_chunk(0))]
+    fixed = build_frame(chunks[:3])
+    assert blosckit.open_frame(fixed).offsets[1] == "nan"
+    _reads_every_chunk(fixed, data[:3])
+    mine = build_frame(chunks)
+    _reads_every_chunk(mine, data)
+    f = blosckit.open_frame(mine)
+    assert f.chunksize == 0 and f.offsets[1] > f.offsets[2]
+    assert f.offsets[3] == f.offsets[1] + len(nan)
+
+
+def test_vl_block_chunks_of_different_sizes_make_a_variable_size_frame():
+    blocks = [[b"abc" * 10, b"defg" * 100], [b"x" * 7], [b"y" * 50, b"z" * 3, b"w" * 9]]
+    mine = build_frame([blosckit.compress_vlblocks(b) for b in blocks])
+    _reads_every_chunk(mine, [b"".join(b) for b in blocks])
+    f = blosckit.open_frame(mine)
+    assert (f.version, f.chunksize) == (3, 0)

@@ -55,7 +55,7 @@ class FrameWriter:
     Memory: the data of one unfinished chunk, one compressed chunk at a
     time and the offsets index, independent of the frame's size.  A context
     manager: leaving the block closes the writer, or, on an exception,
-    :meth:`abort`\\ s it.  ValueError for bad parameters, for use after
+    calls :meth:`abort`.  ValueError for bad parameters, for use after
     :meth:`close` and for a second :meth:`close`.
     """
 
@@ -292,11 +292,17 @@ class B2ndWriter:
         meta = b2nd_meta(self.shape, self.chunkshape, self.blockshape, self.dtype)
         self.grid = tuple(fb.chunk_grid(self.shape, self.chunkshape))
         padded = fb.padded_items(self.chunkshape, self.blockshape) * self.typesize
-        self._fill = None if fill is None else compress_special(fill, padded,
-                                                                typesize=self.typesize)
+        bsize = math.prod(self.blockshape) * self.typesize
+        self._fill: bytearray | None = None
+        if fill is not None:
+            self._fill = bytearray(compress_special(fill, padded, typesize=self.typesize))
+            # C-Blosc2 makes a special entry's chunk with the frame header's
+            # block size, the last chunk's here, and its array reader wants
+            # the array's blocks
+            fc.HEADER.put(self._fill, "blocksize", bsize, 0)
         self._params: dict[str, Any] = dict(
             typesize=self.typesize, codec=codec, clevel=clevel, filters=filters,
-            blocksize=math.prod(self.blockshape) * self.typesize, nthreads=nthreads)
+            blocksize=bsize, nthreads=nthreads)
         self._written = bytearray(math.prod(self.grid))
         self._frame = FrameWriter(path_or_file, chunksize=padded, typesize=self.typesize,
                                   codec=codec, clevel=clevel, filters=filters,
