@@ -3,14 +3,15 @@ array) a b2nd frame."""
 from __future__ import annotations
 
 import argparse
+import mmap
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 from ..chunk.encode import MAX_BUFFERSIZE, compress
 from ..formats import npy
 from ..frame import b2nd
-from ..frame.writer import compress_frame
-from .output import check_output, write_output
+from ..frame.writer import FrameWriter
+from .output import Output, check_output, write_output
 from .progress import Progress
 from .report import EXIT_OK, UsageError
 from .source import load_file
@@ -57,19 +58,41 @@ def _compress_flat(data: memoryview, typesize: int, args: argparse.Namespace) ->
         return _wrote(args, data, compress(data, format=args.format, **params), "a chunk")
     if args.format != "blosc2":
         raise UsageError(f"--format {args.format} makes one chunk; frames hold Blosc2 chunks")
-    return _wrote(args, data, _compress_frame(data, args, params), "a frame")
+    return _stream_frame(data, args, params)
 
 
-def _compress_frame(data: memoryview, args: argparse.Namespace, params: dict) -> bytes:
+def _stream_frame(data: memoryview, args: argparse.Namespace, params: dict) -> int:
+    """A frame written chunk by chunk as the input is read: memory holds a
+    chunk or two, not the input or the frame."""
     ts = params["typesize"]
     size = args.chunksize if args.chunksize is not None else \
         max(ts, FRAME_CHUNK_BYTES // ts * ts)
     if size % ts:
         raise UsageError(f"--chunksize {size} is not a multiple of the typesize {ts}")
     note = Progress(f"compressing {args.input}", len(data))
-    out = compress_frame(data, chunksize=size, progress=note.advance, **params)
+    with Output(args.output) as out, FrameWriter(out.stream, chunksize=size, **params) as w:
+        for piece in _pieces(data, size):
+            w.write(piece)
+            note.advance(len(piece))
     note.close()
-    return out
+    _said(args, len(data), w.frame_len or 0, "a frame")
+    return EXIT_OK
+
+
+def _pieces(data: memoryview, size: int) -> Iterator[memoryview]:
+    """``data`` in pieces of ``size`` bytes.  The pages of a mapped input
+    are given back once read: resident pages of a mapping count in the
+    process's RSS, and the input may be larger than memory."""
+    mapped = data.obj if isinstance(data.obj, mmap.mmap) else None
+    # data runs to the end of the mapping (a file, or its part after a header)
+    base = len(mapped) - len(data) if mapped is not None else 0
+    done = 0
+    for i in range(0, len(data), size):
+        yield data[i:i + size]
+        end = (base + i + size) // mmap.PAGESIZE * mmap.PAGESIZE
+        if mapped is not None and end > done and hasattr(mmap, "MADV_DONTNEED"):
+            mapped.madvise(mmap.MADV_DONTNEED, done, end - done)
+            done = end
 
 
 def _compress_b2nd(data: memoryview, header: dict | None, typesize: int | None,
@@ -108,7 +131,11 @@ def _b2nd_shapes(shape: tuple[int, ...], typesize: int | None, args: argparse.Na
 def _wrote(args: argparse.Namespace, data: memoryview, out: bytes, what: str) -> int:
     """Write ``out`` and say what ``data`` became."""
     write_output(args.output, [out])
-    ratio = len(data) / len(out) if out else 0
-    print(f"{args.input}: {len(data)} -> {len(out)} bytes as {what} (ratio {ratio:.2f}) "
-          f"-> {args.output}", file=sys.stderr)
+    _said(args, len(data), len(out), what)
     return EXIT_OK
+
+
+def _said(args: argparse.Namespace, nbytes: int, written: int, what: str) -> None:
+    ratio = nbytes / written if written else 0
+    print(f"{args.input}: {nbytes} -> {written} bytes as {what} (ratio {ratio:.2f}) "
+          f"-> {args.output}", file=sys.stderr)
