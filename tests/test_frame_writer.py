@@ -50,28 +50,27 @@ def _written(pieces, **kw) -> bytes:
 # The same bytes as build_frame and python-blosc2
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("cut", [1, 999, 40_000, 123_457, None])
+@pytest.mark.parametrize("cut", [1, 999, 48_000, 123_457, None])
 def test_writes_of_any_size_give_python_blosc2s_frame(cut):
     """Data written in pieces of any size is cut into chunks of chunksize
-    bytes as python-blosc2's ``SChunk(data=...)`` cuts it (the last one
-    shorter)."""
+    bytes as python-blosc2's ``SChunk(data=...)`` cuts it (20 chunks of
+    48,000 bytes and a shorter last one of 40,000)."""
     raw = DATA.tobytes()
     pieces = [DATA] if cut is None else [raw[i:i + cut] for i in range(0, len(raw), cut)]
-    mine = _written(pieces[:200] if cut == 1 else pieces, chunksize=40_000, typesize=4,
-                    codec="zstd")
     if cut == 1:                     # 200 bytes in single bytes: one short chunk
-        sc = blosc2.SChunk(chunksize=40_000, data=raw[:200], **_pinned())
-    else:
-        sc = blosc2.SChunk(chunksize=40_000, data=DATA, **_pinned())
+        pieces, raw = pieces[:200], raw[:200]
+    mine = _written(pieces, chunksize=48_000, typesize=4, codec="zstd")
+    sc = blosc2.SChunk(chunksize=48_000, data=raw, **_pinned())
     assert mine == bytes(sc.to_cframe())
     f = blosckit.open_frame(mine)
+    assert f.nchunks == (1 if cut == 1 else 21)
     chunks = [f.chunk(i) for i in range(f.nchunks)]
-    assert build_frame(chunks, chunksize=40_000) == mine
+    assert build_frame(chunks, chunksize=48_000) == mine
 
 
 def test_typesize_comes_from_the_first_array_written():
-    mine = _written([DATA], chunksize=40_000, codec="zstd")
-    assert mine == bytes(blosc2.SChunk(chunksize=40_000, data=DATA, **_pinned()).to_cframe())
+    mine = _written([DATA], chunksize=48_000, codec="zstd")
+    assert mine == bytes(blosc2.SChunk(chunksize=48_000, data=DATA, **_pinned()).to_cframe())
     assert blosckit.open_frame(mine).typesize == 4
 
 

@@ -16,7 +16,7 @@ import os
 import shutil
 import tempfile
 from types import TracebackType
-from typing import Any, BinaryIO, Callable, Iterable, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from ..chunk.encode import byte_view, compress
 from ..chunk.special import compress_special
@@ -30,9 +30,37 @@ from .build import FrameAssembler, _trailer_body
 __all__ = ["FrameWriter", "B2ndWriter", "compress_frame"]
 
 COPY_BYTES = 1 << 20          # piece size when a spooled frame is copied out
+_W = TypeVar("_W", bound="_Writer")
 
 
-class FrameWriter:
+class _Writer:
+    """A writer as a context manager: leaving the block closes it, or, on
+    an exception (or a failing close), aborts it."""
+
+    closed: bool
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _W) -> _W:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if kind is not None:
+            self.abort()
+        elif not self.closed:
+            try:
+                self.close()
+            except BaseException:
+                self.abort()
+                raise
+
+
+class FrameWriter(_Writer):
     """A contiguous frame written chunk by chunk to ``path_or_file``.
 
     ``path_or_file``: a path (the file is created or truncated), or a binary
@@ -238,19 +266,6 @@ class FrameWriter:
         else:
             out.flush()
 
-    def __enter__(self) -> FrameWriter:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if kind is not None:
-            self.abort()
-        elif not self.closed:
-            try:
-                self.close()
-            except BaseException:
-                self.abort()
-                raise
 
 
 def _seekable(f) -> bool:
@@ -260,7 +275,7 @@ def _seekable(f) -> bool:
         return False
 
 
-class B2ndWriter:
+class B2ndWriter(_Writer):
     """An n-dimensional array written as a b2nd frame (what python-blosc2
     opens as an NDArray) one chunk at a time, for arrays larger than memory.
 
@@ -383,19 +398,6 @@ class B2ndWriter:
         """As :meth:`FrameWriter.abort`."""
         self._frame.abort()
 
-    def __enter__(self) -> B2ndWriter:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if kind is not None:
-            self.abort()
-        elif not self.closed:
-            try:
-                self.close()
-            except BaseException:
-                self.abort()
-                raise
 
 
 def _unravel(index: int, grid: Sequence[int]) -> list[int]:
