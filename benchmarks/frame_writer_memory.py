@@ -3,8 +3,9 @@
     python benchmarks/frame_writer_memory.py [--frame-gib 2] [--npy-gib 1] [--kind random]
 
 Each job runs in a child process of its own and reports its peak RSS
-(``ru_maxrss``) above the RSS it had once its imports were done (MiB; the
-interpreter's baseline), its wall time and its output's size:
+(Linux ``VmHWM``, reset through ``/proc/self/clear_refs`` once the imports
+are done) above the RSS it had then (MiB; the interpreter's baseline), its
+wall time and its output's size:
 
 - ``FrameWriter``: ``--frame-gib`` GiB of data written 1 MiB at a time to a
   frame file, 4 MiB chunks, lz4 (target: under 100 MB above the baseline);
@@ -37,7 +38,7 @@ CHUNK = 4 * MIB
 
 # Shared by every child: the data of piece i (1 MiB), the same in all jobs.
 PRELUDE = textwrap.dedent("""
-    import json, resource, sys, time
+    import json, re, sys, time
     import numpy as np
     MIB = 1 << 20
     def piece(i, kind):
@@ -45,14 +46,22 @@ PRELUDE = textwrap.dedent("""
             return np.random.default_rng(i).integers(0, 256, MIB, dtype=np.uint8)
         x = np.arange(i * MIB // 8, (i + 1) * MIB // 8)
         return np.round(np.sin(x / 1000.0) * 1000).astype("<f8").view(np.uint8)
+    def status(field):          # MiB
+        return int(re.search(field + r":\\s+(\\d+)", open("/proc/self/status").read())[1]) / 1024
+    def baseline():
+        # the peak (VmHWM) starts again from the RSS now: ru_maxrss would
+        # keep the parent's peak across exec
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return status("VmRSS")
     def peak():
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024     # MiB
+        return status("VmHWM")
 """)
 
 JOBS = {
     "frame-blosckit": """
         from blosckit import FrameWriter
-        base, t0 = peak(), time.perf_counter()
+        base, t0 = baseline(), time.perf_counter()
         with FrameWriter(OUT, chunksize=CHUNK, codec="lz4") as w:
             for i in range(NPIECES):
                 w.write(piece(i, KIND))
@@ -61,7 +70,7 @@ JOBS = {
         import blosc2
         cp = blosc2.CParams(typesize=1, codec=blosc2.Codec.LZ4, clevel=5, nthreads=1,
                             filters=[blosc2.Filter.SHUFFLE], filters_meta=[0])
-        base, t0 = peak(), time.perf_counter()
+        base, t0 = baseline(), time.perf_counter()
         sc = blosc2.SChunk(chunksize=CHUNK, urlpath=OUT, contiguous=True, mode="w", cparams=cp,
                            dparams=blosc2.DParams(nthreads=1))
         per = CHUNK // MIB
@@ -71,13 +80,13 @@ JOBS = {
     """,
     "npy-blosckit": """
         from blosckit.cli import main
-        base, t0 = peak(), time.perf_counter()
+        base, t0 = baseline(), time.perf_counter()
         assert main(["compress", NPY, OUT, "--chunksize", str(CHUNK), "--codec", "lz4",
                      "--force"]) == 0
     """,
     "npy-blosc2": """
         import blosc2
-        base, t0 = peak(), time.perf_counter()
+        base, t0 = baseline(), time.perf_counter()
         a = np.load(NPY, mmap_mode="r")
         cp = blosc2.CParams(typesize=8, codec=blosc2.Codec.LZ4, clevel=5, nthreads=1,
                             filters=[blosc2.Filter.SHUFFLE], filters_meta=[0])
