@@ -187,9 +187,13 @@ LEN_NAME_MARKER = NAME_MARKER.size
 def fixstr_len(marker: int) -> int | None:
     """The name length a metalayer entry's marker byte gives, or None when
     the byte is no msgpack fixstr."""
-    if NAME_MARKER["name_marker.kind"].of(marker) != FIXSTR_KIND:
+    if _FIXSTR_KIND.of(marker) != FIXSTR_KIND:
         return None
-    return NAME_MARKER["name_marker.len_name"].of(marker)
+    return _FIXSTR_LEN.of(marker)
+
+
+_FIXSTR_KIND = NAME_MARKER["name_marker.kind"]
+_FIXSTR_LEN = NAME_MARKER["name_marker.len_name"]
 
 
 def fixstr_marker(length: int) -> int:
@@ -372,12 +376,14 @@ def layout_known(v, src, sink):
 @rule("F-marker", "error", "frame.header", "frame.md#rules",
       "every msgpack marker of the header is the declared one")
 def markers_declared(v, src, sink):
-    if not v.markers_ok and not explain(FRAME_HEADERS[v.layout], src, 0, "frame.header", sink):
+    if v.layout is None or v.markers_ok:
+        return
+    if not explain(FRAME_HEADERS[v.layout], src, 0, "frame.header", sink):
         sink("the header's markers disagree with its layout", 0)
 
 
-LAYOUT_RULES = (layout_known,)
-MARKER_RULES = (markers_declared,)
+# Before anything else of the header is read.
+LAYOUT_RULES = (layout_known, markers_declared)
 
 
 @rule("F-version", "error", _F + "general_flags.version", "frame.md#rules",
@@ -495,16 +501,15 @@ class MetaEntryView(NamedTuple):
     len_content: int | None
 
 
-class MetaView:
+class MetaView(NamedTuple):
     """A metalayer section as read: at ``start`` of ``src``, everything in
     ``src[:limit]``, value offsets from ``base``, paths under ``root``;
     ``entries`` None when the section's index does not read."""
-    __slots__ = ("start", "limit", "base", "root", "entries")
-
-    def __init__(self, start: int, limit: int, base: int, root: str,
-                 entries: list[MetaEntryView] | None):
-        self.start, self.limit, self.base, self.root, self.entries = (
-            start, limit, base, root, entries)
+    start: int
+    limit: int
+    base: int
+    root: str
+    entries: list[MetaEntryView] | None
 
     def value_path(self, e: MetaEntryView) -> str:
         return f"{self.root}[{e.name.decode('utf-8', 'replace')!r}]"
@@ -514,27 +519,26 @@ class MetaView:
       "the metalayer index and values are well formed, at most 16 entries, each offset "
       "pointing at its bin32 value inside the header (trailer)")
 def metalayers_well_formed(v, src, sink):
-    scope = src[:v.limit]
     if v.entries is None:
-        if not explain(Metalayers, scope, v.start, v.root, sink):
+        if not explain(Metalayers, src[:v.limit], v.start, v.root, sink):
             sink("the metalayer index disagrees with its declaration", v.start, v.root)
         return
     if len(v.entries) > MAX_METALAYERS:
         sink(f"{len(v.entries)} metalayers, at most {MAX_METALAYERS}",
              v.start + FAST_META_HEAD.offset("num_metalayers"), f"{v.root}.num_metalayers")
         return
+    limit = v.limit
     for k, e in enumerate(v.entries):
-        path = v.value_path(e)
         if fixstr_len(e.marker) is None:
             sink(f"byte {e.marker:#04x} where a msgpack fixstr belongs", v.start,
                  f"{v.root}.index[{k}].name_marker")
-        elif not 0 <= e.at < v.limit:
+        elif not 0 <= e.at < limit:
             sink(f"value offset {e.offset} points outside the section "
-                 f"(0..{v.limit - v.base})", v.start, path)
-        elif e.len_content is None or e.at + LEN_META_VALUE_HEAD + e.len_content > v.limit:
+                 f"(0..{limit - v.base})", v.start, v.value_path(e))
+        elif e.len_content is None or e.at + LEN_META_VALUE_HEAD + e.len_content > limit:
             # construct says which byte is wrong, or where the value runs out
-            if not explain(MetaValue, scope, e.at, path, sink):
-                sink("the value disagrees with its declaration", e.at, path)
+            if not explain(MetaValue, src[:v.limit], e.at, v.value_path(e), sink):
+                sink("the value disagrees with its declaration", e.at, v.value_path(e))
 
 
 META_RULES = (metalayers_well_formed,)
@@ -544,34 +548,42 @@ META_RULES = (metalayers_well_formed,)
 # ---------------------------------------------------------------------------
 
 
-class TrailerView:
+class TrailerView(NamedTuple):
     """The trailer of a frame ending at ``frame_len`` (``n`` bytes of input;
     the header ``header_len`` bytes long, 0 when unknown), read from its
-    end: ``tail`` (TrailerTail's flat values, None when unreadable or the
-    frame is too short for it), ``start`` (None until the length is sane)
-    and ``head`` (TrailerHead's values at ``start``, None when unreadable)."""
-    __slots__ = ("n", "frame_len", "header_len", "tail", "start", "head")
+    end (:func:`trailer_view`): ``tail`` (TrailerTail's flat values at
+    ``tail_at``, None when unreadable or the frame is too short for it),
+    ``trailer_len`` and whether it is sane, ``start`` (None until the
+    length is sane) and ``head`` (TrailerHead's values at ``start``, None
+    when unreadable)."""
+    n: int
+    frame_len: int
+    header_len: int
+    tail_at: int
+    tail: tuple | None
+    trailer_len: int | None
+    length_sane: bool
+    start: int | None
+    head: tuple | None
 
-    def __init__(self, n: int, frame_len: int, header_len: int, src) -> None:
-        self.n, self.frame_len, self.header_len = n, frame_len, header_len
-        self.tail = self.head = self.start = None
-        if frame_len >= LEN_TRAILER_TAIL + header_len:
-            self.tail = read_or_none(FAST_TRAILER_TAIL, src, self.tail_at)
-        if self.tail is not None and self.length_sane:
-            self.start = frame_len - self.trailer_len
-            self.head = read_or_none(FAST_TRAILER_HEAD, src, self.start)
 
-    @property
-    def tail_at(self) -> int:
-        return self.frame_len - LEN_TRAILER_TAIL
+def trailer_view(n: int, frame_len: int, header_len: int, src) -> TrailerView:
+    """The trailer of the frame ending at ``frame_len`` of ``src``, as read."""
+    tail_at = frame_len - LEN_TRAILER_TAIL
+    tail = head = start = tl = None
+    sane = False
+    if frame_len >= LEN_TRAILER_TAIL + header_len:
+        tail = read_or_none(FAST_TRAILER_TAIL, src, tail_at)
+    if tail is not None:
+        tl = _TRAILER_LEN(tail)
+        sane = MIN_TRAILER_LEN <= tl <= frame_len - header_len
+        if sane:
+            start = frame_len - tl
+            head = read_or_none(FAST_TRAILER_HEAD, src, start)
+    return _new(TrailerView, (n, frame_len, header_len, tail_at, tail, tl, sane, start, head))
 
-    @property
-    def trailer_len(self) -> int:
-        return _TRAILER_LEN(self.tail)
 
-    @property
-    def length_sane(self) -> bool:
-        return MIN_TRAILER_LEN <= self.trailer_len <= self.frame_len - self.header_len
+_new = tuple.__new__        # a view made without NamedTuple's Python-level __new__
 
 
 @rule("F-trailer", "error", "frame.trailer", "frame.md#rules",
@@ -632,26 +644,38 @@ _FINGERPRINT = FAST_TRAILER_TAIL.getter("fingerprint")
 # ---------------------------------------------------------------------------
 
 
-class IndexView:
-    """The offsets index as it is located and read: it starts at ``start``
-    (None when the header does not say where) and ends by ``end`` (exactly
-    there when ``fills``: the trailer's start); ``nchunks`` offsets are due
-    (None: as many as it holds, chunks of varying size).  Once its chunk
-    header is read, ``chunk_nbytes`` / ``chunk_cbytes``; once decoded,
-    ``decoded`` bytes."""
-    __slots__ = ("n", "header_len", "frame_nbytes", "start", "end", "fills", "nchunks",
-                 "chunk_nbytes", "chunk_cbytes", "decoded")
+class IndexView(NamedTuple):
+    """The offsets index as it is located and read (:func:`index_view`):
+    it starts at ``start`` (None when the header does not say where) and
+    ends by ``end`` (exactly there when ``fills``: the trailer's start);
+    ``nchunks`` offsets are due (None: as many as it holds, chunks of
+    varying size); ``absent`` for a frame without data (the trailer follows
+    the header).  ``chunk_nbytes`` / ``chunk_cbytes`` are its chunk header's
+    (None when the space holds no header: the chunk's own H1 says so);
+    ``decoded`` the bytes it decodes to (None before it is decoded)."""
+    n: int
+    header_len: int
+    start: int | None
+    end: int
+    fills: bool
+    nchunks: int | None
+    absent: bool
+    chunk_nbytes: int | None
+    chunk_cbytes: int | None
+    decoded: int | None
 
-    def __init__(self, n: int, header_len: int, frame_nbytes: int, start: int | None,
-                 end: int, fills: bool, nchunks: int | None):
-        self.n, self.header_len, self.frame_nbytes = n, header_len, frame_nbytes
-        self.start, self.end, self.fills, self.nchunks = start, end, fills, nchunks
-        self.chunk_nbytes = self.chunk_cbytes = self.decoded = None
 
-    @property
-    def absent(self) -> bool:
-        """A frame without data has no index (the trailer follows the header)."""
-        return self.frame_nbytes == 0 and self.end == self.start
+def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, end: int,
+               fills: bool, nchunks: int | None, src) -> IndexView:
+    """The offsets index between ``start`` and ``end`` of ``src``, its chunk
+    header read when the space holds one."""
+    absent = frame_nbytes == 0 and end == start
+    nb = cb = None
+    if start is not None and not absent and header_len <= start and \
+            start + fc.LEN_HEADER <= min(end, n):
+        h = fc.FAST_HEADER.unpack_from(src, start)
+        nb, cb = h[_NBYTES_AT], h[_CBYTES_AT]
+    return _new(IndexView, (n, header_len, start, end, fills, nchunks, absent, nb, cb, None))
 
 
 @rule("F-index", "error", "frame.offsets", "frame.md#rules",
@@ -679,6 +703,7 @@ def index_fills_its_space(v, src, sink):
 
 INDEX_RULES = (index_fills_its_space,)
 _CHUNK_NBYTES_AT = fc.HEADER.offset("nbytes")
+_NBYTES_AT, _CBYTES_AT = fc.HEADER["nbytes"].index, fc.HEADER["cbytes"].index
 
 # ---------------------------------------------------------------------------
 # specs/frame.md#rules -- each index entry and the chunk it stands for

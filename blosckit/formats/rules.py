@@ -61,6 +61,9 @@ def rule(id: str, severity: str, path: str, anchor: str, text: str, *,
     return deco
 
 
+_NONE_BAD: frozenset[str] = frozenset()
+
+
 class Sink:
     """Where rules report.  ``current`` is the rule being run; ``bad`` the
     field paths with an error so far (rules that need them are skipped)."""
@@ -68,7 +71,7 @@ class Sink:
 
     def __init__(self) -> None:
         self.current: Rule | None = None
-        self.bad: set[str] = set()
+        self.bad: set[str] | frozenset[str] = set()
         self.errors = 0           # errors reported so far (walkers compare counts)
 
     def __call__(self, message: str, offset: int | None = None, path: str | None = None,
@@ -101,6 +104,13 @@ class RaiseFirst(Sink):
     """The reader's sink: the first error raises (warnings are not the
     reader's business)."""
     __slots__ = ()
+
+    def __init__(self) -> None:
+        # nothing is ever marked bad here: no set of its own (readers make
+        # one sink per structure, on their hot paths)
+        self.current = None
+        self.bad = _NONE_BAD
+        self.errors = 0
 
     def add(self, r: Rule, offset: int, path: str, message: str) -> None:
         if r.severity == "error":

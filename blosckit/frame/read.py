@@ -12,6 +12,7 @@ rules do in :mod:`blosckit.chunk`.
 from __future__ import annotations
 
 import mmap
+import operator
 import os
 import stat
 import struct
@@ -40,24 +41,45 @@ _LEN_CHUNK_HEADER = _chunk_rules.LEN_HEADER
 _DECODE_GROUP = 32 << 20     # bytes of output per native decode call
 
 
-# Field -> getter over a layout's flat values (None: the layout lacks it).
-_GET = {n: {name: (lay.getter(path) if path in lay.index else None)
-            for name, path in (
-                ("version", "general_flags.version"),
-                ("offsets_size", "general_flags.offsets_size"),
-                ("frame_type", "frame_type"), ("header_len", "header_len"),
-                ("frame_len", "frame_len"), ("nbytes", "nbytes"), ("cbytes", "cbytes"),
-                ("typesize", "typesize"), ("blocksize", "blocksize"),
-                ("chunksize", "chunksize"), ("nfilters", "filter_pipeline.nfilters"),
-                ("has_vlmetalayers_byte", "has_vlmetalayers"),
-                ("codec", "codec_flags.codec"), ("clevel", "codec_flags.clevel"),
-                ("udcodec", "filter_pipeline.udcodec"),
-                ("filters", "filter_pipeline.filters"),
-                ("filters_meta", "filter_pipeline.filters_meta"),
-                ("filter_shuffle", "filter_flags.shuffle"))}
-        for n, lay in ff.FLAT_HEADERS.items()}
+# FrameView field -> its path in the header layouts.
+_FIELDS = (("version", "general_flags.version"),
+           ("offsets_size", "general_flags.offsets_size"),
+           ("frame_type", "frame_type"), ("header_len", "header_len"),
+           ("frame_len", "frame_len"), ("nbytes", "nbytes"), ("cbytes", "cbytes"),
+           ("typesize", "typesize"), ("blocksize", "blocksize"),
+           ("chunksize", "chunksize"), ("nfilters", "filter_pipeline.nfilters"),
+           ("has_vlmetalayers_byte", "has_vlmetalayers"),
+           ("codec", "codec_flags.codec"), ("clevel", "codec_flags.clevel"),
+           ("udcodec", "filter_pipeline.udcodec"),
+           ("filters", "filter_pipeline.filters"),
+           ("filters_meta", "filter_pipeline.filters_meta"),
+           ("filter_shuffle", "filter_flags.shuffle"))
 _DEFAULTS = {"frame_type": 0, "blocksize": 0, "nfilters": 0, "udcodec": 0, "filters": [],
              "filters_meta": [], "filter_shuffle": 0}
+
+
+def _fill_plan(lay) -> tuple:
+    """How one header layout's flat values fill a FrameView: the plain
+    fields by one itemgetter, then bit fields, arrays and the fields the
+    layout lacks (their defaults): the header is read on every open."""
+    plain, bits, arrays, absent = [], [], [], []
+    for name, path in _FIELDS:
+        if path not in lay:
+            absent.append((name, _DEFAULTS[name]))
+            continue
+        f = lay[path]
+        if f.width:
+            bits.append((name, f.index, f.shift, f.mask))
+        elif f.count > 1:
+            arrays.append((name, f.index, f.index + f.count))
+        else:
+            plain.append((name, f.index))
+    names = tuple(n for n, _ in plain)
+    get = operator.itemgetter(*(i for _, i in plain))
+    return names, get, tuple(bits), tuple(arrays), tuple(absent)
+
+
+_FILL = {n: _fill_plan(lay) for n, lay in ff.FLAT_HEADERS.items()}
 
 
 def _view(src) -> memoryview:
@@ -71,34 +93,41 @@ def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView | None:
     markers are wrong (F-layout, F-marker: nothing else can be located)."""
     v = FrameView()
     v.n, v.sparse = len(mv), sparse
-    v.layout = ff.header_layout(mv[0]) if len(mv) else None
-    sink.run(ff.LAYOUT_RULES, v, mv)
-    if v.layout is None:
-        return None
-    values = ff.read_or_none(ff.FLAT_HEADERS[v.layout], mv, 0)
+    v.layout = layout = ff.header_layout(mv[0]) if len(mv) else None
+    values = None if layout is None else ff.read_or_none(ff.FLAT_HEADERS[layout], mv, 0)
     v.markers_ok = values is not None
-    sink.run(ff.MARKER_RULES, v, mv)
+    sink.run(ff.LAYOUT_RULES, v, mv)
     if values is None:
         return None
-    for name, get in _GET[v.layout].items():
-        setattr(v, name, get(values) if get is not None else _DEFAULTS[name])
+    names, get, bits, arrays, absent = _FILL[layout]
+    for name, value in zip(names, get(values)):
+        setattr(v, name, value)
+    for name, pos, shift, mask in bits:
+        setattr(v, name, (values[pos] >> shift) & mask)
+    for name, a, b in arrays:
+        setattr(v, name, list(values[a:b]))
+    for name, value in absent:
+        setattr(v, name, value)
     sink.run(ff.HEADER_RULES, v, mv)
     return v
 
 
 def read_metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
                     at: dict[str, int] | None = None,
-                    odd: list[tuple[int, str, str]] | None = None) -> dict[str, bytes]:
+                    odd: list[tuple[int, str, str]] | None = None,
+                    sink: Sink | None = None) -> dict[str, bytes]:
     """The metalayer section at ``start`` (values at offsets from ``base``,
     everything inside ``mv[:limit]``): name -> the value's raw bytes; ``at``
     receives where each value's bytes start, ``odd`` the offset, path and
     kind of each name other readers take otherwise: ``"not-utf8"`` (kept
     with U+FFFD in its place), ``"nul"`` (C-Blosc2 stops at the NUL byte).
     Read through the fast paths derived from the declarations; F-meta
-    (FormatError) explains what does not read."""
+    explains what does not read (raised, or reported to ``sink``, which
+    must raise)."""
     scope = mv[:limit]
-    view = ff.MetaView(start, limit, base, root, _meta_entries(scope, start, base, limit))
-    RaiseFirst().run(ff.META_RULES, view, mv)
+    view = _new(ff.MetaView, (start, limit, base, root,
+                              _meta_entries(scope, start, base, limit)))
+    (sink or RaiseFirst()).run(ff.META_RULES, view, mv)
     assert view.entries is not None
     out: dict[str, bytes] = {}
     name_at = start + ff.FAST_META_HEAD.size + ff.LEN_NAME_MARKER
@@ -144,8 +173,8 @@ def _meta_entries(scope: memoryview, start: int, base: int,
             offset = _ENTRY_OFFSET(ff.FAST_ENTRY_TAIL.read(scope, name_at + n))
             ofs = base + offset
             value = ff.read_or_none(ff.FAST_VALUE_HEAD, scope, ofs) if 0 <= ofs < limit else None
-            entries.append(ff.MetaEntryView(marker, name, offset, ofs,
-                                            None if value is None else _LEN_CONTENT(value)))
+            entries.append(_new(ff.MetaEntryView, (
+                marker, name, offset, ofs, None if value is None else _LEN_CONTENT(value))))
             pos += ff.meta_entry_size(n)
         ff.FAST_VALUES_HEAD.read(scope, pos)
     except (ConstMismatch, struct.error, IndexError):
@@ -153,6 +182,7 @@ def _meta_entries(scope: memoryview, start: int, base: int,
     return entries
 
 
+_new = tuple.__new__        # a NamedTuple made without its Python-level __new__
 _NUM_METALAYERS = ff.FAST_META_HEAD.getter("num_metalayers")
 _LEN_NAME = ff.NAME_MARKER["name_marker.len_name"]
 _ENTRY_OFFSET = ff.FAST_ENTRY_TAIL.getter("offset")
@@ -190,7 +220,8 @@ class Frame:
         self.directory = directory
         self._closer = closer
         sparse = directory is not None
-        v = read_header(mv, RaiseFirst(), sparse)
+        sink = RaiseFirst()
+        v = read_header(mv, sink, sparse)
         assert v is not None           # RaiseFirst raised otherwise
         self.fields = v
         self._header = None
@@ -222,14 +253,14 @@ class Frame:
         self.odd_names: list[tuple[int, str, str]] = []
         if v.layout in ff.LAYOUT_WITH_METALAYERS:
             self.metalayers = read_metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
-                                          "frame.metalayers", self.metalayer_at,
-                                          self.odd_names)
-        self.trailer = ff.TrailerView(len(mv), v.frame_len, v.header_len, mv)
-        RaiseFirst().run(ff.TRAILER_RULES, self.trailer, mv)
+                                              "frame.metalayers", self.metalayer_at,
+                                              self.odd_names, sink)
+        self.trailer = ff.trailer_view(len(mv), v.frame_len, v.header_len, mv)
+        sink.run(ff.TRAILER_RULES, self.trailer, mv)
         self.trailer_start: int = self.trailer.start
         self._vlraw_read: dict[str, bytes] | None = None
         self.vlmetalayer_at: dict[str, int] = {}
-        self.index_span = self._index_span()
+        self.index_span = self._index_span(sink)
         self._offsets_read: _Offsets | None = None
         self._entries_at: int | None = None     # where a raw (memcpyed) index stores them
         if v.chunksize == 0 and v.nbytes:
@@ -254,24 +285,21 @@ class Frame:
         return self._b2nd
 
     # -- the offsets index
-    def _index_span(self) -> tuple[int, int]:
-        """Where the offsets index lies; its header is checked now (F-index),
-        its entries are decoded on first use."""
+    def _index_span(self, sink: Sink) -> tuple[int, int]:
+        """Where the offsets index lies; its header is checked now (F-index,
+        into ``sink``, which raises), its entries are decoded on first use."""
         v = self.fields
         start = v.header_len + (0 if self.directory is not None else v.cbytes)
         end = self.trailer_start
-        self.index = iv = ff.IndexView(
+        self.index = iv = ff.index_view(
             len(self.buffer), v.header_len, v.nbytes, start, end, True,
-            None if v.chunksize == 0 and v.nbytes else self.nchunks)
-        sink = RaiseFirst()
+            None if v.chunksize == 0 and v.nbytes else self.nchunks, self.buffer)
         sink.run(ff.INDEX_RULES, iv, self.buffer)
-        if iv.absent:
-            return start, end
-        try:
-            iv.chunk_nbytes, iv.chunk_cbytes, _ = _chunk.chunk_sizes(self.buffer[start:end])
-        except FormatError as e:
-            raise _relocated(e, start, "frame.offsets") from None
-        sink.run(ff.INDEX_RULES, iv, self.buffer)
+        if not iv.absent and iv.chunk_cbytes is None:
+            try:                     # no room for a chunk header: the chunk's own H1
+                _chunk.chunk_sizes(self.buffer[start:end])
+            except FormatError as e:
+                raise _relocated(e, start, "frame.offsets") from None
         return start, end
 
     @property
@@ -292,7 +320,7 @@ class Frame:
                                     max_nbytes=_LEN_ENTRY * (end - start) * 256)
         except FormatError as e:
             raise _relocated(e, start, "frame.offsets") from None
-        self.index.decoded = len(raw)
+        self.index = self.index._replace(decoded=len(raw))
         RaiseFirst().run(ff.INDEX_RULES, self.index, self.buffer)
         if v.chunksize == 0 and v.nbytes:
             self.nchunks = len(raw) // _LEN_ENTRY

@@ -279,7 +279,7 @@ def _read_vlmeta(mv: memoryview, frame_end: int, header_len: int) -> dict[str, b
     """The vlmetalayers of the trailer ending at ``frame_end`` (after a
     header of ``header_len`` bytes, 0 when unknown), decoded; the reader's
     FormatError when the trailer or one value is unreadable."""
-    t = ff.TrailerView(len(mv), frame_end, header_len, mv)
+    t = ff.trailer_view(len(mv), frame_end, header_len, mv)
     RaiseFirst().run(ff.TRAILER_RULES, t, mv)
     at: dict[str, int] = {}
     raw = read_metalayers(mv, t.start + ff.LEN_TRAILER_HEAD, frame_end, t.start,
@@ -334,7 +334,7 @@ def _read_index(mv: memoryview, h: _Header) -> _Index:
     want = h.nchunks()
     # where the index ends is not trusted (the trailer may be gone): only
     # its own cbytes says
-    iv = ff.IndexView(len(mv), h.header_len or 0, -1, start, len(mv), False, want)
+    iv = ff.index_view(len(mv), h.header_len or 0, -1, start, len(mv), False, want, mv)
     sink = RaiseFirst()
     sink.run(ff.INDEX_RULES, iv, mv)
     assert start is not None
@@ -344,8 +344,7 @@ def _read_index(mv: memoryview, h: _Header) -> _Index:
         raw = _chunk.decompress(bytes(mv[start:start + max(cbytes, 0)]), max_nbytes=cap)
     except FormatError as e:
         raise e.relocated(start, "frame.offsets") from None
-    iv.decoded = len(raw)
-    sink.run(ff.INDEX_RULES, iv, mv)
+    sink.run(ff.INDEX_RULES, iv._replace(decoded=len(raw)), mv)
     at = fc.raw_data_offset(fc.raw_header(mv, start))
     return _Index([e for (e,) in _ENTRY.iter_unpack(raw)], start,
                   None if at is None else start + at)
