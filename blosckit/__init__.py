@@ -10,7 +10,9 @@ from .frame.b2nd import B2nd, compress_b2nd
 from .codecs.buildinfo import native_info
 from .chunk.read import Chunk, chunk_sizes, decompress, decompress_into, getitem, parse_chunk
 from .chunk.build import build_chunk
-from .chunk.encode import compress, compress_special, compress_vlblocks
+from .chunk.encode import compress
+from .chunk.special import compress_special
+from .chunk.vlblocks import compress_vlblocks
 from .errors import FormatError, Problem, UnsupportedError
 from .frame.read import Frame, open_frame
 from .frame.build import build_frame, compress_frame

@@ -10,7 +10,6 @@ swaps the path's root (``chunk.blocks[3].csize`` becomes
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 
 def relocate_path(path: str, root: str) -> str:
@@ -33,14 +32,12 @@ class FormatError(ValueError):
     ``rule`` is the id of the rule in ``specs/`` that the input breaks.
     """
 
-    def __init__(self, message: str, offset: int, path: str, *, rule: str | None = None,
-                 expected: Any = None, actual: Any = None) -> None:
+    def __init__(self, message: str, offset: int, path: str, *,
+                 rule: str | None = None) -> None:
         self.message = message
         self.offset = int(offset)
         self.path = path
         self.rule = rule
-        self.expected = expected
-        self.actual = actual
         super().__init__(message)
 
     def __str__(self) -> str:
@@ -51,21 +48,20 @@ class FormatError(ValueError):
         """The same error seen from an outer structure: ``base`` is where the
         inner structure starts in the outer input, ``root`` its path there."""
         err = type(self)(self.message, self.offset + base, relocate_path(self.path, root),
-                         rule=self.rule, expected=self.expected, actual=self.actual)
+                         rule=self.rule)
         err.__cause__ = self.__cause__
         return err
 
     def __reduce__(self):  # keep pickling (multiprocessing) working
-        return (_rebuild, (type(self), self.message, self.offset, self.path, self.rule,
-                           self.expected, self.actual))
+        return (_rebuild, (type(self), self.message, self.offset, self.path, self.rule))
 
 
 class UnsupportedError(FormatError):
     """Well-formed input that uses a feature this build cannot decode."""
 
 
-def _rebuild(cls, message, offset, path, rule, expected, actual):
-    return cls(message, offset, path, rule=rule, expected=expected, actual=actual)
+def _rebuild(cls, message, offset, path, rule):
+    return cls(message, offset, path, rule=rule)
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,16 @@ because the directory has no ``__init__.py``).
 """
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import zlib
 from typing import Iterable, Sequence
 
-import numpy as np
-
 import blosckit
-from blosckit.testing.fuzz import Verdict, c_blosc2_verdicts
+from oracles import available, oracle
+
+np = oracle("numpy")
 
 LONG = os.environ.get("BLOSCKIT_LONG") == "1"
 
@@ -79,8 +80,7 @@ SPLITMODES = ("always", "never", "auto", "forward_compat")
 
 
 def _b2():
-    import blosc2
-    return blosc2
+    return oracle("blosc2")
 
 
 def b2_codec(name: str):
@@ -127,7 +127,7 @@ def b2_decompress(chunk) -> bytes | None:
 def b1_compress(data, *, typesize: int, clevel: int = 5, shuffle: str = "shuffle",
                 cname: str = "blosclz", blocksize: int = 0) -> bytes:
     """``blosc.compress`` (C-Blosc 1.21) with a forced blocksize (0 = auto)."""
-    import blosc
+    blosc = oracle("blosc")
     sh = {"noshuffle": blosc.NOSHUFFLE, "shuffle": blosc.SHUFFLE,
           "bitshuffle": blosc.BITSHUFFLE}[shuffle]
     blosc.set_blocksize(blocksize)
@@ -375,9 +375,20 @@ def np_delta(block: bytes, ref: bytes, ts: int, first: bool) -> bytes:
 # A corpus of small chunks and their mutations
 # ---------------------------------------------------------------------------
 
+BLOSC1_SMALL_CHUNKS = ("blosc1-lz4", "blosc1-bitshuffle")
+
+
 def small_chunks() -> dict[str, bytes]:
     """One small chunk of every kind the hostile tests mutate: each codec,
-    filters, dictionaries, special, memcpyed, VL-block, Blosc1 and runs."""
+    filters, dictionaries, special, memcpyed, VL-block, Blosc1 and runs.
+    The Blosc1 ones are written by python-blosc: without it they are left
+    out (a module that mutates them says so with
+    :func:`check_blosc1_chunks_are_in`)."""
+    return dict(_small_chunks())
+
+
+@functools.cache
+def _small_chunks() -> dict[str, bytes]:
     d = dataset("arange", 600, 4)
     out = {}
     for codec in ("blosclz", "lz4", "zlib", "zstd"):
@@ -396,13 +407,22 @@ def small_chunks() -> dict[str, bytes]:
     out["special-nan"] = special_chunk("nan", 100, 4)
     out["memcpyed"] = b2_compress(d[:100], typesize=4, codec="lz4", clevel=0)
     out["vlblocks"] = vl_chunk([b"abc" * 20, d[:200], b"z"], typesize=1, codec="lz4")
-    out["blosc1-lz4"] = b1_compress(d, typesize=4, shuffle="shuffle", cname="lz4",
-                                    blocksize=256)
-    out["blosc1-bitshuffle"] = b1_compress(d, typesize=4, shuffle="bitshuffle",
-                                           cname="blosclz", blocksize=256)
+    if available("blosc"):      # C-Blosc 1.x's own (BLOSC1_SMALL_CHUNKS)
+        out["blosc1-lz4"] = b1_compress(d, typesize=4, shuffle="shuffle", cname="lz4",
+                                        blocksize=256)
+        out["blosc1-bitshuffle"] = b1_compress(d, typesize=4, shuffle="bitshuffle",
+                                               cname="blosclz", blocksize=256)
     out["raw-v4-runs"] = simple_chunk(bytes(64) + b"\x07" * 64 + d[:70], typesize=2,
                                       blocksize=64, version=4)
     return out
+
+
+def check_blosc1_chunks_are_in(chunks: dict[str, bytes]) -> None:
+    """Skip (or, under BLOSCKIT_REQUIRE_ORACLES=1, fail) when python-blosc
+    is missing, so that a corpus without C-Blosc 1.x's chunks shows."""
+    oracle("blosc")
+    assert set(BLOSC1_SMALL_CHUNKS) <= set(chunks)
+    assert all(chunks[n][0] == 2 for n in BLOSC1_SMALL_CHUNKS)
 
 
 def mutations(chunk: bytes, *, every_truncation: bool = True):
@@ -439,9 +459,13 @@ def mutations(chunk: bytes, *, every_truncation: bool = True):
 # ---------------------------------------------------------------------------
 
 def oracle_verdicts(blobs: Sequence[bytes], timeout: float = 600, *,
-                    kind: str = "chunk") -> list[Verdict]:
+                    kind: str = "chunk") -> list:
     """What the C libraries make of each blob (see
-    :func:`blosckit.fuzz.c_blosc2_verdicts`); a crash or hang counts as refused."""
+    :func:`blosckit.testing.fuzz.c_blosc2_verdicts`, which imports
+    python-blosc2 and so is imported here only once it is there); a crash or
+    hang counts as refused."""
+    oracle("blosc2")
+    from blosckit.testing.fuzz import c_blosc2_verdicts
     return c_blosc2_verdicts(blobs, kind=kind, timeout=timeout)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,8 +13,11 @@ import blosckit
 from blosckit.frame.b2nd import compress_b2nd
 from blosckit.formats import b2nd as fb
 from frame_corpus import b2nd_chunks
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
+
 
 # (shape, chunks, blocks): edge chunks, edge blocks, blocks wider than
 # chunks (C-Blosc2 pads a chunk to one block), 0-d, empty, 16 dimensions

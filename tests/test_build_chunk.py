@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 import pytest
 
 import blosckit
 from blosckit import FormatError, build_chunk, compress, compress_vlblocks, parse_chunk
 from helpers import header_dict, stored_blocks
+from oracles import oracle
+
+np = oracle("numpy")
 
 BLOCK = 64          # bytes per block of the hand-made chunks
 

@@ -14,16 +14,16 @@ import itertools
 import math
 import struct
 
-import numpy as np
 import pytest
 
 import blosckit
 from helpers import (CODEC_FORMAT_NAME, CODECS, DATASETS, LONG, SPLITMODES, b1_compress,
                      b2_compress, b2_decompress, block_boundaries, dataset,
                      expected_filter_list, float_data, raw_header, special_chunk, vl_chunk)
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
-blosc = pytest.importorskip("blosc")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
 
 TYPESIZES = (1, 2, 4, 7, 8, 16, 17, 255)
 
@@ -508,6 +508,7 @@ B1_GRID = list(dict.fromkeys(_b1_cases()))
 @pytest.mark.parametrize("case", B1_GRID,
                          ids=[f"{c}-{s}-ts{t}-bs{b}-{k}" for c, s, t, b, k in B1_GRID])
 def test_blosc1_grid(case):
+    blosc = oracle("blosc")
     cname, sh, ts, bs, kind = case
     data = dataset(kind, 20_000 + 3 * ts + 1, ts)
     chunk = b1_compress(data, typesize=ts, clevel=5, shuffle=sh, cname=cname, blocksize=bs)
@@ -533,6 +534,7 @@ def test_c_blosc2_v2_bitshuffle_tail():
     """V2: a version-2 bitshuffle block whose item count is not a multiple of
     8 is stored unshuffled by C-Blosc 1.x; C-Blosc2 bit-unshuffles only the
     whole groups and leaves the rest of its output uninitialised."""
+    blosc = oracle("blosc")
     ts, n = 4, 4 * 8 * 50 + 4 * 3 + 1    # 403 items + 1 tail byte, one block
     data = dataset("arange", n, ts)
     chunk = b1_compress(data, typesize=ts, clevel=5, shuffle="bitshuffle", cname="lz4")
@@ -545,6 +547,7 @@ def test_c_blosc2_v2_bitshuffle_tail():
 def test_c_blosc2_blosc1_bitshuffle_small_blocks(cname):
     """Blosc1 bitshuffle chunks with small forced blocks (tails in every
     block): the original data, whatever C-Blosc2 says."""
+    blosc = oracle("blosc")
     ts = 8
     data = dataset("linspace", 8 * 1001, ts)
     chunk = b1_compress(data, typesize=ts, clevel=5, shuffle="bitshuffle", cname=cname,

@@ -14,14 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import blosckit
-from helpers import (check_format_error, decode_outcome, pack_extended, pack_header,
-                     raw_header, simple_chunk, small_chunks)
+from helpers import (check_blosc1_chunks_are_in, check_format_error, decode_outcome,
+                     pack_extended, pack_header, raw_header, simple_chunk, small_chunks)
+from oracles import oracle
 
-pytest.importorskip("blosc2")
-
+oracle("blosc2")
 
 CHUNKS = small_chunks()
 NAMES = sorted(CHUNKS)
+
+
+def test_the_corpus_holds_c_blosc_1x_chunks():
+    check_blosc1_chunks_are_in(CHUNKS)
 
 
 CAP = 1 << 22      # mutated sizes may claim up to 2 GiB of (valid) zeros

@@ -8,11 +8,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import blosckit
-import numpy as np
 
 from helpers import CODECS, SPLITMODES, b2_compress, b2_decompress, dataset
+from oracles import oracle
 
-pytest.importorskip("blosc2")
+np = oracle("numpy")
+oracle("blosc2")
+
 
 # At most two real filters: C-Blosc2 3.3.5 mis-writes pipelines of three or
 # more (see test_chunk.test_blosc2_grid).

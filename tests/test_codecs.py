@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.metadata as md
 import zlib as czlib
 
-import numpy as np
 import pytest
 
 import blosckit
@@ -15,8 +14,11 @@ from blosckit.codecs import buildinfo
 from blosckit import native
 from blosckit.codecs import libs, registry
 from blosckit.codecs import lz4 as lz4mod
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
+
 
 NATIVE_CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
 HANDLES = {"lz4": ("lz4lib",), "lz4hc": ("lz4lib",), "zstd": ("zstdlib", "zstdffi"),

@@ -1,11 +1,15 @@
-"""Chunks written by old Blosc versions.
+"""Chunks and frames written by old Blosc versions.
 
-1. C-Blosc2's compat/*.cdata (C-Blosc 1.3.0 .. 2.0.0 and C-Blosc2 3.0.0
-   writers).  They are upstream data and not committed here: the test reads
-   them from $BLOSCKIT_COMPAT_DIR (a c-blosc2 checkout's compat/ directory)
-   and skips without it.  Their data is what
-   compat/filegen.c (int32 0..999999) and tests/test_bitshuffle_leftovers.c
-   (uint32 items + leftover bytes) generate, reproduced here.
+1. C-Blosc2's compat files (C-Blosc 1.3.0 .. 2.0.0 and C-Blosc2 2.20.0 /
+   3.0.0 writers), vendored in tests/data/c-blosc2-compat/ from the hdf5plugin
+   7.1.0 sdist, and the C-Blosc 1.x compat files that add to them (Snappy,
+   1.18.0) in tests/data/c-blosc-compat/: see the README there.
+   ``BLOSCKIT_COMPAT_DIR`` may point at another copy of C-Blosc2's compat/
+   folder (a newer checkout).  Their data is what C-Blosc2's generators write
+   (compat/filegen.c: int32 0..999999; tests/test_bitshuffle_leftovers.c:
+   uint32 items + leftover bytes; compat/filegen-vl.c: 50-byte text units),
+   rebuilt here by the test's own code; the frames' block contents are also
+   read by python-blosc2.
 2. Our own synthetic old-writer fixtures in tests/data/blosckit-synthetic/
    (made by tests/data/make_fixtures.py), checked against their sidecars.
 """
@@ -14,18 +18,25 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import lzma
 import os
 import pathlib
 import struct
 
-import numpy as np
 import pytest
 
 import blosckit
 from helpers import b2_decompress, raw_header
+from oracles import oracle
+
+np = oracle("numpy")
 
 HERE = pathlib.Path(__file__).resolve().parent
 SYNTH = HERE / "data" / "blosckit-synthetic"
+VENDORED = HERE / "data" / "c-blosc2-compat"
+C_BLOSC = HERE / "data" / "c-blosc-compat"
+COMPAT = pathlib.Path(os.environ.get("BLOSCKIT_COMPAT_DIR") or VENDORED)
+NOT_DATA = {"README.md", "SHA256SUMS", "LICENSE.txt"}
 
 FILEGEN = [f"blosc-{v}-{c}.cdata" for v, cs in (
     ("1.3.0", ("blosclz", "lz4", "lz4hc", "zlib")),
@@ -33,26 +44,47 @@ FILEGEN = [f"blosc-{v}-{c}.cdata" for v, cs in (
     ("1.11.1", ("blosclz", "lz4", "lz4hc", "zlib", "zstd")),
     ("1.14.0", ("blosclz", "lz4", "lz4hc", "zlib", "zstd"))) for c in cs] + [
     f"blosc-{c}-3.0.0.cdata" for c in ("blosclz", "lz4", "zstd")]
+# C-Blosc 1.x's own folder: what C-Blosc2's lacks (the rest is byte-identical)
+C_BLOSC_FILEGEN = [f"blosc-{v}-snappy.cdata" for v in ("1.3.0", "1.11.1", "1.14.0")] + [
+    f"blosc-1.18.0-{c}.cdata" for c in ("blosclz-bitshuffle", "lz4-bitshuffle", "zstd")]
 LEFTOVERS = [f"blosc-{v}-lz4-bitshuffle{t}.cdata" for v in ("1.17.1", "1.18.0", "2.0.0")
              for t in ("4-memcpy", "8-nomemcpy")]
 RAW_FILTERED = ["shuffle-2.20.0.cdata", "bitshuffle-2.20.0.cdata"]
-ALL = FILEGEN + LEFTOVERS + RAW_FILTERED
+# compat/filegen-vl.c: chunk sizes of the regular frame, blocks per VL-block chunk
+VARCHUNK_SIZES = [1000, 500, 2000, 520, 301]
+VL_FRAMES = {"vlblocks-lz4-fixed-3.0.0.b2frame": [4, 4, 4, 4, 4],
+             "vlblocks-lz4-variable-3.0.0.b2frame": [2, 3, 4, 5, 6]}
+FRAMES = ["varchunks-lz4-3.0.0.b2frame", *VL_FRAMES]
 
 
-@pytest.fixture(scope="module")
-def compat_dir() -> pathlib.Path:
-    env = os.environ.get("BLOSCKIT_COMPAT_DIR")
-    if env:
-        return pathlib.Path(env)
-    pytest.skip("C-Blosc2's compat/*.cdata not available: set BLOSCKIT_COMPAT_DIR to a "
-                "c-blosc2 checkout's compat/ directory")
-
-
-def _load(compat_dir: pathlib.Path, name: str) -> bytes:
-    p = compat_dir / name
-    if not p.exists():
-        pytest.skip(f"{name} not in {compat_dir}")
+def _load(folder: pathlib.Path, name: str) -> bytes:
+    """The file as upstream ships it (the two 4 MB buffers are stored xz'ed)."""
+    p = folder / name
+    if not p.exists() and (folder / f"{name}.xz").exists():
+        return lzma.decompress((folder / f"{name}.xz").read_bytes())
+    assert p.exists(), f"{name} not in {folder}"
     return p.read_bytes()
+
+
+def _stored_names(folder: pathlib.Path) -> set[str]:
+    return {p.name.removesuffix(".xz") for p in folder.iterdir()} - NOT_DATA
+
+
+@pytest.mark.parametrize("folder", [VENDORED, C_BLOSC], ids=lambda p: p.name)
+def test_vendored_files_are_the_upstream_bytes(folder):
+    """Each file has the digest it has in the hdf5plugin 7.1.0 sdist, and the
+    license is beside them."""
+    sums = dict(reversed(line.split("  ")) for line in
+                (folder / "SHA256SUMS").read_text().splitlines())
+    assert set(sums) == _stored_names(folder) | {"LICENSE.txt"}
+    for name, digest in sums.items():
+        assert hashlib.sha256(_load(folder, name)).hexdigest() == digest, name
+    assert "BSD" in (folder / "LICENSE.txt").read_text()
+
+
+def test_every_compat_file_is_exercised():
+    assert _stored_names(VENDORED) == set(FILEGEN + LEFTOVERS + RAW_FILTERED + FRAMES)
+    assert _stored_names(C_BLOSC) == set(C_BLOSC_FILEGEN)
 
 
 FILEGEN_DATA = np.arange(1000 * 1000, dtype="<i4").tobytes()
@@ -66,14 +98,19 @@ def _leftover_data(nbytes: int) -> bytes:
     return head + bytes(i & 0xFF for i in range(n * 4, nbytes))
 
 
-@pytest.mark.parametrize("name", FILEGEN)
-def test_filegen_cdata(compat_dir, name):
-    chunk = _load(compat_dir, name)
+@pytest.mark.parametrize("folder,name", [(COMPAT, n) for n in FILEGEN] +
+                         [(C_BLOSC, n) for n in C_BLOSC_FILEGEN],
+                         ids=lambda x: x if isinstance(x, str) else x.name)
+def test_filegen_cdata(folder, name):
+    """compat/filegen.c: the int32 items 0..999999, typesize 4, byte
+    shuffle (bit shuffle where the name says so)."""
+    chunk = _load(folder, name)
     c = blosckit.parse_chunk(chunk)
     assert c.nbytes == len(FILEGEN_DATA) and c.typesize == 4
     assert c.version == (5 if "3.0.0" in name else 2)
     codec = name.split("-")[2 if name.startswith("blosc-1") else 1].split(".")[0]
     assert c.codec == {"lz4hc": "lz4"}.get(codec, codec)
+    assert c.filters == [("bitshuffle" if "bitshuffle" in name else "shuffle", 0)]
     assert blosckit.decompress(chunk) == FILEGEN_DATA
     assert blosckit.decompress(chunk, nthreads=2) == FILEGEN_DATA
     bs = c.blocksize // 4
@@ -94,12 +131,12 @@ def _bitshuffle_garbage(c: blosckit.Chunk) -> set[int]:
 
 
 @pytest.mark.parametrize("name", LEFTOVERS)
-def test_bitshuffle_leftovers_cdata(compat_dir, name):
+def test_bitshuffle_leftovers_cdata(name):
     """Bitshuffle with blocks that are not whole 8-item groups: C-Blosc2
     leaves the tail bytes of the last block unwritten (V2; its output there
     is uninitialised memory, so its divergence is not asserted), blosckit
     must give every byte the writer stored."""
-    chunk = _load(compat_dir, name)
+    chunk = _load(COMPAT, name)
     c = blosckit.parse_chunk(chunk)
     data = _leftover_data(c.nbytes)
     got = blosckit.decompress(chunk)
@@ -117,11 +154,59 @@ def test_bitshuffle_leftovers_cdata(compat_dir, name):
 
 
 @pytest.mark.parametrize("name", RAW_FILTERED)
-def test_raw_filtered_cdata(compat_dir, name):
+def test_raw_filtered_cdata(name):
     """Not chunks: the whole buffer shuffled / bitshuffled with typesize 4."""
-    buf = _load(compat_dir, name)
+    buf = _load(COMPAT, name)
     fn = blosckit.unshuffle if name.startswith("shuffle") else blosckit.bitunshuffle
     assert fn(buf, 4) == FILEGEN_DATA
+
+
+def _units_of_50(data: bytes) -> bytes:
+    """compat/filegen-vl.c fills everything with 50-byte units, each 49
+    printable characters and the string's NUL: the unit ``data`` repeats
+    (the last copy may be cut)."""
+    unit = data[:50]
+    assert unit[49] == 0 and unit[:49].isascii() and unit[:49].decode().isprintable(), unit
+    return (unit * (len(data) // 50 + 1))[:len(data)]
+
+
+def test_varchunks_frame():
+    """A regular frame of chunks of different sizes (chunksize 0, version
+    3): each chunk a 50-byte unit tiled to its size."""
+    blosc2 = oracle("blosc2")
+    blob = _load(COMPAT, "varchunks-lz4-3.0.0.b2frame")
+    assert blosckit.validate(blob) == []
+    f = blosckit.open_frame(blob)
+    theirs = blosc2.schunk_from_cframe(blob, copy=True)
+    assert (f.nchunks, f.chunksize, theirs.chunksize) == (5, 0, 0)
+    for i, size in enumerate(VARCHUNK_SIZES):
+        data = f.decompress_chunk(i)
+        assert len(data) == size and data == _units_of_50(data)
+        assert data == theirs.decompress_chunk(i)
+        assert not blosckit.parse_chunk(f.chunk(i)).vlblocks
+
+
+@pytest.mark.parametrize("name", sorted(VL_FRAMES))
+def test_vlblocks_frames(name):
+    """Frames of VL-block chunks: every block a 50-byte unit repeated 10
+    times, the blocks as python-blosc2 splits them."""
+    blosc2 = oracle("blosc2")
+    blob = _load(COMPAT, name)
+    assert blosckit.validate(blob) == []
+    f = blosckit.open_frame(blob)
+    theirs = blosc2.schunk_from_cframe(blob, copy=True)
+    assert f.nchunks == theirs.nchunks == len(VL_FRAMES[name])
+    for i, nblocks in enumerate(VL_FRAMES[name]):
+        chunk = f.chunk(i)
+        c = blosckit.parse_chunk(chunk)
+        assert c.vlblocks and len(c.bstarts) == nblocks
+        blocks = [bytes(b) for b in blosc2.blosc2_ext.vldecompress(chunk)]
+        assert [len(b) for b in blocks] == [500] * nblocks
+        assert all(b == _units_of_50(b)[:50] * 10 for b in blocks)
+        data = f.decompress_chunk(i)
+        assert data == b"".join(blocks) == theirs.decompress_chunk(i)
+        for j in range(nblocks):
+            assert blosckit.getitem(chunk, 500 * j, 500) == blocks[j]
 
 
 # ---------------------------------------------------------------------------

@@ -2,14 +2,14 @@
 refuse, or chunks far worse than the caller meant."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import blosckit
 from blosckit import compress, compress_special, compress_vlblocks, parse_chunk
 
-blosc = pytest.importorskip("blosc")
-blosc2 = pytest.importorskip("blosc2")
+from oracles import oracle
+
+np = oracle("numpy")
 
 INTS = np.arange(50_000, dtype="<i4").tobytes()
 
@@ -22,6 +22,7 @@ def test_blosc1_refuses_delta():
 
 
 def test_c_blosc1_refuses_a_delta_chunk_and_reads_the_plain_one():
+    blosc = oracle("blosc")
     compat = compress(INTS, typesize=4, filters=("delta", "shuffle"), format="blosc1-compat")
     assert compat[0] == 2 and compat[2] & 0x08          # version 2, delta flag
     assert parse_chunk(compat).filters == [("delta", 0), ("shuffle", 0)]
@@ -32,6 +33,7 @@ def test_c_blosc1_refuses_a_delta_chunk_and_reads_the_plain_one():
 
 
 def test_compat_chunk_reads_back_in_c_blosc2():
+    blosc2 = oracle("blosc2")
     compat = compress(INTS, typesize=4, filters=("delta", "shuffle"), format="blosc1-compat")
     assert blosc2.decompress2(compat) == INTS
     assert blosckit.decompress(compat) == INTS
@@ -66,6 +68,7 @@ def test_largest_blocksize_is_accepted():
 # --- typesize from the buffer -------------------------------------------------
 
 def test_typesize_defaults_to_the_item_size():
+    blosc2 = oracle("blosc2")
     arr = np.linspace(0, 1, 500_000)
     auto = compress(arr)
     assert parse_chunk(auto).typesize == 8
@@ -117,7 +120,7 @@ def test_thread_cap_is_accepted():
 
 
 def test_dict_on_incompressible_input_writes_a_readable_raw_chunk():
-    import blosc2
+    blosc2 = oracle("blosc2")
     from blosckit.tools import divergences
     data = np.random.default_rng(0).integers(0, 256, 100_000, dtype=np.uint8).tobytes()
     mine = blosckit.compress(data, typesize=1, codec="zstd", dict=True,

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from blosckit import compress
 
-blosc2 = pytest.importorskip("blosc2")
+from oracles import oracle
+
+blosc2 = oracle("blosc2")
 
 _FILTERS = st.sampled_from([(), ("shuffle",), ("bitshuffle",), ("delta", "shuffle"),
                             ("shuffle", "bytedelta"), (None,) * 5 + ("shuffle",)])
@@ -57,5 +59,5 @@ def test_blosc1_reads_back(td, codec, clevel, filters):
         typesize = 255
     chunk = compress(data, typesize=typesize, codec=codec, clevel=clevel, filters=filters,
                      format="blosc1")
-    blosc = pytest.importorskip("blosc")
+    blosc = oracle("blosc")
     assert blosc.decompress(chunk) == data

@@ -1,6 +1,7 @@
 """The declarations of formats/chunk.py: parse/build/sizeof round trips
 (construct's gallery ``common()``), the derived fast struct formats against
-the declarations, and the spec (specs/chunk.md) naming every field and rule."""
+the declarations, the spec (specs/chunk.md) naming every field and rule, and
+describe's readings keyed by declared fields."""
 from __future__ import annotations
 
 import pathlib
@@ -13,6 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blosckit.formats import chunk as fc
+from blosckit.formats import describe as fd
+from blosckit.formats import frame as ff
+from blosckit.formats import b2nd as fb
+from blosckit.formats.layout import Layout, inner
 from helpers import strip
 from blosckit.formats.rules import RULES
 
@@ -218,20 +223,33 @@ def _field_names(con, seen=None) -> set[str]:
     return names
 
 
-def declared_field_names() -> set[str]:
+def declared_field_names(*modules) -> set[str]:
+    modules = modules or (fc,)
     names = set()
-    for v in vars(fc).values():
-        if isinstance(v, cs.Construct):
-            names |= _field_names(v)
+    for m in modules:
+        for v in vars(m).values():
+            if isinstance(v, cs.Construct):
+                names |= _field_names(v)
+        for h in getattr(m, "FRAME_HEADERS", {}).values():
+            names |= _field_names(h)
     return names
 
 
 def _first_column_names(text: str) -> set[str]:
-    out = set()
+    """The backquoted names in the column that names fields of each
+    markdown table: the one headed "field" where there is one, else the
+    first."""
+    out: set[str] = set()
+    column = None                       # None: outside a table
     for line in text.splitlines():
-        if line.lstrip().startswith("|"):
-            first = line.strip().strip("|").split("|")[0]
-            out.update(re.findall(r"`([^`]+)`", first))
+        if not line.lstrip().startswith("|"):
+            column = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if column is None:              # the table's header row
+            column = cells.index("field") if "field" in cells else 0
+        if column < len(cells):
+            out.update(re.findall(r"`([^`]+)`", cells[column]))
     return out
 
 
@@ -242,12 +260,17 @@ def test_declared_field_names_found():
             "csize", "dsize", "use_dict", "special"} <= names
 
 
-def test_spec_has_a_row_per_field():
-    assert SPEC.exists(), "specs/chunk.md is missing"
-    cells = _first_column_names(SPEC.read_text())
+@pytest.mark.parametrize("spec, modules", [
+    (SPEC, (fc,)),
+    (SPEC.with_name("frame.md"), (ff, fb)),
+], ids=["chunk.md", "frame.md"])
+def test_spec_has_a_row_per_field(spec, modules):
+    """Every field a declaration names has a row in its spec's tables."""
+    assert spec.exists(), f"{spec} is missing"
+    cells = _first_column_names(spec.read_text())
     # a field may be named with its parent (`flags.shuffle`) or alone
     short = cells | {c.rsplit(".", 1)[-1] for c in cells}
-    missing = sorted(n for n in declared_field_names() if n not in short)
+    missing = sorted(n for n in declared_field_names(*modules) if n not in short)
     assert missing == []
 
 
@@ -326,3 +349,79 @@ def test_stream_declaration_agrees_with_the_reader_walk(data):
 @given(st.binary(min_size=32, max_size=32))
 def test_derived_header_parser_equals_the_declaration(data):
     assert strip(fc.parse_header(data)) == strip(fc.Header.parse(data))
+
+
+# ---------------------------------------------------------------------------
+# describe: one reading per declared field
+# ---------------------------------------------------------------------------
+
+def _declares(decl, field: str) -> bool:
+    """Whether ``decl`` (a layout or a construct struct) declares ``field``
+    (dotted; a trailing ``[]``: the items of an array; ``""``: the whole)."""
+    name = field.removesuffix("[]")
+    array = name != field
+    if "[]" in name:
+        return False
+    if isinstance(decl, Layout):
+        f = decl.fields.get(name)
+        return not name or (f is not None and (f.count > 1) == array)
+    con = decl
+    for part in filter(None, name.split(".")):
+        con = inner(con)
+        if isinstance(con, cs.Transformed):      # a BitStruct
+            con = inner(con.subcon)
+        subs = {s.name: s for s in getattr(con, "subcons", ())}
+        if part not in subs:
+            return False
+        con = subs[part]
+    return isinstance(inner(con), cs.Array) == array
+
+
+def test_every_reading_names_a_declared_field():
+    # the check itself catches a renamed field or a lost array
+    assert _declares(fc.HEADER, "flags.shuffle") and not _declares(fc.HEADER, "flags.shufle")
+    assert _declares(fc.Stream, "csize") and not _declares(fc.Stream, "csize[]")
+    assert not _declares(fc.EXTENDED, "udcodec[]") and _declares(fc.EXTENDED, "filters[]")
+    for path, d in fd.FIELDS.items():
+        assert d.declarations, path
+        for decl in d.declarations:
+            assert _declares(decl, d.field), (path, decl)
+            if isinstance(decl, Layout) and not d.root:
+                assert path.startswith(decl.root + "."), (path, decl)
+
+
+# A field in the terms of each reading the old path dispatch gave, and a value
+# it names: every one still reads as something.
+READ_BEFORE = {
+    "chunk.header.version": 5,
+    "chunk.header.flags.shuffle": 1,
+    "chunk.header.flags.bitshuffle": 1,
+    "chunk.header.flags.compformat": 1,
+    "chunk.header.extended.filters[2]": 1,
+    "chunk.header.extended.udcodec": 1,
+    "chunk.header.extended.blosc2_flags.special": 1,
+    "chunk.blocks[0].streams[3].csize": -7,
+    "frame.header.magic": ff.MAGIC,
+    "frame.header.general_flags.version": 2,
+    "frame.header.general_flags.offsets_size": 1,
+    "frame.header.frame_type": 1,
+    "frame.header.filter_flags.shuffle": 2,
+    "frame.header.codec_flags.codec": 5,
+    "frame.header.other_flags.splitmode": 3,
+    "frame.header.has_vlmetalayers": 0xC3,
+    "frame.header.filter_pipeline.filters[5]": 1,
+    "frame.header.filter_pipeline.udcodec": 1,
+    "frame.trailer.version": 1,
+    "frame.trailer.fingerprint_type": 0,
+    "frame.offsets[7]": ff.special_offset("nan"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(READ_BEFORE))
+def test_every_field_read_before_still_reads(path):
+    assert fd.describe(path, READ_BEFORE[path]) != ""
+
+
+def test_fields_without_a_reading_read_as_nothing():
+    assert fd.describe("chunk.header.typesize", 4) == ""
+    assert fd.describe("frame.metalayers['b2nd'].shape", [3, 4]) == ""

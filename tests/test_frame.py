@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 import pytest
 
 import blosckit
 from blosckit import open_frame
 from helpers import check_format_error
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
 
 
 def _schunk_frame(nchunks=4, chunk_items=1000, codec=blosc2.Codec.LZ4, meta=None,

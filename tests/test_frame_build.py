@@ -3,15 +3,21 @@ data and metadata, and python-blosc2's own frames are rebuilt byte for byte
 from their chunks and metadata."""
 from __future__ import annotations
 
+import functools
+import re
+import struct
+from pathlib import Path
+
 import msgpack
-import numpy as np
 import pytest
 
 import blosckit
 from blosckit.frame.build import build_frame, compress_frame
 from blosckit.frame.sframe import to_sframe
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
 
 
 def _schunk(n, *, codec=blosc2.Codec.LZ4, meta=None, vlmeta=None, zeros_at=(), last=1000):
@@ -120,7 +126,8 @@ def test_older_header_layouts_read_back(layout):
     assert f.layout == layout and f.nchunks == 5
     assert f.decompress() == b"".join(a.tobytes() for a in data) + bytes(2000)
     assert f.metalayers == meta and f.vlmetalayers == {"v": b"x"}
-    assert f.filters == [("bitshuffle", 0)] and f.codec == "lz4"
+    # 2.0.0-beta.1 (12 and 11 elements) wrote "shuffle" whatever the filters
+    assert f.filters == [("bitshuffle" if layout >= 13 else "shuffle", 0)] and f.codec == "lz4"
     assert f.offsets[-1] == "zeros"
     if layout == 14:
         assert blosc2.schunk_from_cframe(fr)[:] == f.decompress()
@@ -133,14 +140,201 @@ def test_older_header_layouts_read_back(layout):
     assert e.value.path == "frame.header.typesize_marker"
 
 
-def test_the_spec_worked_example_is_what_blosckit_builds():
-    import pathlib
-    import re
-    text = (pathlib.Path(__file__).resolve().parent.parent / "specs" / "frame.md").read_text()
+SPEC = Path(__file__).resolve().parent.parent / "specs" / "frame.md"
+
+
+def _worked_example() -> bytes:
+    """The bytes of the frame dump in specs/frame.md, "Worked example"."""
+    text = SPEC.read_text()
     section = text[text.index("## Worked example"):text.index("For comparison")]
-    dump = bytes.fromhex("".join(
+    return bytes.fromhex("".join(
         " ".join(m.group(1).split()) for m in re.finditer(
             r"^[0-9a-f]{4}  ((?:[0-9a-f]{2} ){0,15}[0-9a-f]{2})", section, re.M)))
+
+
+def test_the_spec_worked_example_is_what_blosckit_builds():
     built = compress_frame(np.arange(8, dtype="<i4"), chunksize=16, codec="blosclz",
                            metalayers={"m": msgpack.packb(7)}, vlmetalayers={"v": b"hi"})
-    assert dump == built
+    assert _worked_example() == built
+
+
+@pytest.mark.parametrize("nthreads", [1, 3])
+def test_the_spec_worked_example_is_what_python_blosc2_writes(nthreads):
+    """The golden frame is not only blosckit's: python-blosc2 opens it with
+    the same contents, and writes the same 335 bytes for the same input.
+    Choices that make the bytes meet: the shuffle goes to filter slot 0
+    (python-blosc2's own default puts it in slot 5), the vlmetalayer is
+    stored raw (``vlmeta[...] =`` would msgpack it).  The thread-count
+    fields (0x3E, 0x41) do not follow the nthreads given (0 and 1 both
+    times), so no byte differs."""
+    dump = _worked_example()
+    theirs = blosc2.schunk_from_cframe(dump, copy=True)
+    assert theirs.nchunks == 2 and theirs[:] == np.arange(8, dtype="<i4").tobytes()
+    assert theirs.meta["m"] == 7 and theirs.vlmeta.get_vlmeta("v") == b"hi"
+    assert (theirs.typesize, theirs.chunksize, theirs.cparams.codec, theirs.cparams.clevel) \
+        == (4, 16, blosc2.Codec.BLOSCLZ, 5)
+    sc = blosc2.SChunk(chunksize=16, data=np.arange(8, dtype="<i4").tobytes(),
+                       cparams=blosc2.CParams(typesize=4, codec=blosc2.Codec.BLOSCLZ, clevel=5,
+                                              filters=[blosc2.Filter.SHUFFLE],
+                                              filters_meta=[0], nthreads=nthreads),
+                       dparams=blosc2.DParams(nthreads=nthreads), meta={"m": 7})
+    sc.vlmeta.set_vlmeta("v", b"hi")
+    assert bytes(sc.to_cframe()) == dump
+
+
+# ---------------------------------------------------------------------------
+# The older header layouts, against C-Blosc2's writers of their time
+# ---------------------------------------------------------------------------
+#
+# Each field's offset, msgpack marker and width come from the older frame
+# documents (../shared/seeds/003_92fb721ae2a57fd1.txt: 11 and 12 elements,
+# the README_FRAME_FORMAT.rst of c-blosc2 commit e87dd0af, 19 Aug 2019;
+# 004_be0a667bebef7580.txt: 13 elements); each value is what C-Blosc2's
+# writer of that era put there (new_header2_frame in v2.0.0-beta.1, the only
+# release writing 12 and 11 elements; new_header_frame from v2.0.0-beta.2,
+# 13 elements, frame version 1, to c473b21c, 19 Jan 2021), checked on frames
+# written by those two releases.  Where a document says otherwise, the
+# comment names it and specs/frame.md lists it ("Slips in the upstream frame
+# documents").
+
+OLD_DATA = [np.arange(i * 500, (i + 1) * 500, dtype="<i4") for i in range(3)]
+OLD_META = {"m": msgpack.packb("old")}
+OLD_VLMETA = {"v": b"x"}
+
+
+def _fields(layout: int, chunks: list[bytes], frame_len: int):
+    """``(offset, name, expected bytes)`` of a header of ``layout`` elements
+    holding ``chunks`` (lz4, clevel 5, byte shuffle, typesize 4, 2000 bytes
+    each), the vlmetalayer OLD_VLMETA and, with 12 or 13 elements, the
+    metalayer OLD_META."""
+    first = chunks[0]
+    version, typesize, chunksize = first[0], first[3], struct.unpack_from("<i", first, 4)[0]
+    fixed = 0x52 if layout == 13 else 0x40         # where the metalayers start
+    meta = _metalayer_section(fixed) if layout in (12, 13) else b""
+    if layout == 13:
+        # beta.2 (d589d4ae): the version (1) in bits 0-3, 0x20 for 64-bit
+        # offsets; then a byte left at 0 (945b6950), as 004 says
+        general, second = 0x21, ("reserved_flags", 0x00)
+    else:
+        # beta.1: 0x04 ("frame") + version 0 + 0x20 (64-bit offsets).  003
+        # gives "Frame" as 2 in bits 2-3, 0x28 (a slip).  filter_flags: 0x06
+        # (shuffle, split) whatever the filters (003's encoding of that)
+        general, second = 0x24, ("filter_flags", 0x06)
+    out = [
+        (0x00, "fixarray", bytes([0x90 | layout])),
+        (0x01, "magic", b"\xa8" + b"b2frame\x00"),
+        (0x0A, "header_size", b"\xd2" + struct.pack(">i", fixed + len(meta))),
+        (0x0F, "frame_size", b"\xcf" + struct.pack(">Q", frame_len)),
+        (0x18, "flags_marker", b"\xa4"),
+        (0x19, "general_flags", bytes([general])),
+        (0x1A, second[0], bytes([second[1]])),
+        # both: the codec id (lz4: 1) + clevel << 4.  003 and 004 list the
+        # chunk formats, not the ids (lz4hc would be 2, zlib 4, zstd 5)
+        (0x1B, "codec_flags", b"\x51"),
+        # both: 0, as the documents have it (the split mode came in 2022)
+        (0x1C, "reserved_byte", b"\x00"),
+        (0x1D, "uncompressed_size", b"\xd3" + struct.pack(">q", 2000 * len(chunks))),
+        (0x26, "compressed_size", b"\xd3" + struct.pack(">q", sum(map(len, chunks)))),
+        (0x2F, "type_size", b"\xd2" + struct.pack(">i", typesize)),
+        (0x34, "chunk_size", b"\xd2" + struct.pack(">i", chunksize)),
+        # both: the contexts' thread counts, 1 by default in both releases
+        (0x39, "tcomp", b"\xd1" + struct.pack(">h", 1)),
+        (0x3C, "tdecomp", b"\xd1" + struct.pack(">h", 1)),
+        # beta.1: whether metalayers follow (003's has_metalayers: 12
+        # elements); beta.2: whether the trailer holds user data (004's
+        # has_usermeta), here the vlmetalayer
+        (0x3F, "has_meta", b"\xc2" if layout == 11 else b"\xc3"),
+    ]
+    if layout == 13:
+        # beta.2 (945b6950): fixext 16 (004 draws d2: a slip); type byte =
+        # the filters in use (one), packed from slot 0, then 8 metas; slots
+        # 6-7 stay 0 (today's udcodec and compcode_meta came in Apr 2021)
+        out += [(0x40, "filter_pipeline", b"\xd8" + bytes([1, 1, 0, 0, 0, 0, 0])),
+                (0x48, "filter_codes_6_7", bytes(2)), (0x4A, "filter_metas", bytes(8))]
+    if meta:
+        out.append((fixed, "metalayers", meta))
+    assert all(a[0] + len(a[2]) == b[0] for a, b in zip(out, out[1:])), "gap in the layout"
+    assert out[-1][0] + len(out[-1][2]) == fixed + len(meta)
+    return out, version
+
+
+def _metalayer_section(start: int) -> bytes:
+    """003/004: array of 3 (0x93); uint16 (0xcd) idx; map16 (0xde) name ->
+    int32 (0xd2) position of the value; then the values, each a bin32
+    (0xc6).  idx counts the array marker, itself and the map (slip 4); the
+    values sit in an array16 (0xdc), the third element; a position counts
+    from the start of the frame and points at the value's bin32 marker."""
+    (name, value), = OLD_META.items()
+    entry_len = 1 + len(name) + 5
+    idx = 1 + 3 + 3 + entry_len
+    values_at = start + idx + 3
+    return (b"\x93" + b"\xcd" + struct.pack(">H", idx) + b"\xde" + struct.pack(">H", 1)
+            + bytes([0xA0 | len(name)]) + name.encode() + b"\xd2" + struct.pack(">i", values_at)
+            + b"\xdc" + struct.pack(">H", 1) + b"\xc6" + struct.pack(">I", len(value)) + value)
+
+
+FIELD_NAMES = ["fixarray", "magic", "header_size", "frame_size", "flags_marker",
+               "general_flags", "filter_flags", "reserved_flags", "codec_flags",
+               "reserved_byte", "uncompressed_size", "compressed_size", "type_size",
+               "chunk_size", "tcomp", "tdecomp", "has_meta", "filter_pipeline",
+               "filter_codes_6_7", "filter_metas", "metalayers"]
+_ONLY = {"filter_flags": (11, 12), "reserved_flags": (13,), "filter_pipeline": (13,),
+         "filter_codes_6_7": (13,), "filter_metas": (13,), "metalayers": (12, 13)}
+
+
+@functools.cache
+def _old_frame(layout: int) -> tuple[bytes, list[bytes]]:
+    chunks = [blosckit.compress(a, codec="lz4", clevel=5, filters=("shuffle",))
+              for a in OLD_DATA]
+    fr = build_frame(chunks, metalayers={} if layout == 11 else OLD_META,
+                     vlmetalayers=OLD_VLMETA, clevel=5, layout=layout)
+    return fr, chunks
+
+
+@pytest.mark.parametrize("layout,field_name", [
+    (layout, name) for layout in (11, 12, 13) for name in FIELD_NAMES
+    if layout in _ONLY.get(name, (layout,))])
+def test_older_header_layouts_match_their_writers(layout, field_name):
+    fr, chunks = _old_frame(layout)
+    fields, version = _fields(layout, chunks, len(fr))
+    assert version == 5            # the chunks themselves are current ones
+    (at, _, want), = [f for f in fields if f[1] == field_name]
+    assert fr[at:at + len(want)].hex(" ") == want.hex(" "), field_name
+
+
+def test_the_13_element_pipeline_packs_the_filters_in_use():
+    """beta.2 to Jan 2021 kept the filters in use in pipeline order from
+    slot 0, their metas alike, and counted them in the type byte."""
+    chunks = [blosckit.compress(np.arange(1000, dtype="<i4"),
+                                filters=("nofilter", "delta", "nofilter", ("shuffle", 4)))]
+    fr = build_frame(chunks, metalayers=OLD_META, layout=13)
+    assert fr[0x40:0x52].hex(" ") == (b"\xd8\x02" + bytes([3, 1]) + bytes(6)
+                                      + bytes([0, 4]) + bytes(6)).hex(" ")
+    assert blosckit.open_frame(fr).filters == [("delta", 0), ("shuffle", 4)]
+
+
+def test_older_layouts_refuse_what_their_writers_could_not_write():
+    chunk = bytearray(blosckit.compress(np.arange(1000, dtype="<i4")))
+    with pytest.raises(ValueError, match="12-element"):
+        build_frame([bytes(chunk)], layout=12)       # beta.1: 11 elements then
+    chunk[2] = (chunk[2] & 0x1F) | (6 << 5)          # codec format 6: see udcodec
+    chunk[22] = 32                                   # ndlz, a plugin codec (2021)
+    for layout in (13, 12, 11):
+        with pytest.raises(ValueError, match="udcodec"):
+            build_frame([bytes(chunk)], metalayers=OLD_META if layout == 12 else None,
+                        layout=layout)
+
+
+@pytest.mark.parametrize("layout", [11, 12, 13])
+def test_older_layouts_end_with_the_documented_trailer_tail(layout):
+    """004's trailer ends with a uint32 (0xce) trailer length, then fixext
+    16 (0xd8): the fingerprint type (0: none) and 16 bytes; the trailer
+    array (0x94) starts that many bytes before the end.  (Its middle, a
+    bin32 usermeta, is the first trailers' (specs/frame.md, "Older
+    layouts"); blosckit writes the vlmetalayers of today's trailer, and a
+    trailer in the layouts of 12 and 11 elements, whose writer had none.)"""
+    fr, _ = _old_frame(layout)
+    tail = fr[-23:]
+    assert tail[0] == 0xCE and tail[5:7] == b"\xd8\x00" and tail[7:] == bytes(16)
+    trailer_len = struct.unpack_from(">I", tail, 1)[0]
+    assert fr[len(fr) - trailer_len] == 0x94

@@ -13,12 +13,14 @@ import struct
 from typing import Any, Callable
 
 import msgpack
-import numpy as np
 import pytest
 
-import blosc2
 from frame_corpus import (CODECS, SPECIAL_OFFSET, FrameCase, all_cases,
                           frame_offsets)
+from oracles import oracle
+
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
 
 # Same switch as tests/helpers.py (not imported: it imports blosckit, and the
 # corpus must not depend on blosckit's frame modules being importable).
@@ -292,7 +294,7 @@ def check_hdf5(case: FrameCase, files: dict[pathlib.Path, Any]) -> None:
 
 
 def test_hdf5_chunks(cases: list[FrameCase]) -> None:
-    import h5py
+    h5py = oracle("h5py")
 
     hcases = [c for c in cases if c.kind == "hdf5-chunk"]
     paths = {c.hdf5["file"] for c in hcases if c.hdf5}
@@ -308,6 +310,7 @@ def test_hdf5_frame_layout(cases: list[FrameCase]) -> None:
     """hdf5plugin writes one Blosc2 chunk per HDF5 chunk: an SChunk frame for
     1-D datasets, a b2nd frame (dtype |V<itemsize>) of the chunk's shape
     otherwise."""
+    oracle("hdf5plugin")
     for case in (c for c in cases if c.kind == "hdf5-chunk"):
         assert case.hdf5 is not None and case.nchunks == 1
         ndim = len(case.hdf5["chunk_shape"])
@@ -323,6 +326,7 @@ def test_hdf5_frame_layout(cases: list[FrameCase]) -> None:
 
 
 def test_coverage(cases: list[FrameCase]) -> None:
+    oracle("h5py"), oracle("hdf5plugin")          # the hdf5-chunk cases
     kinds = {c.kind for c in cases}
     assert kinds == {"cframe", "sframe", "b2nd-cframe", "b2nd-sframe", "hdf5-chunk"}
     cframes = [c for c in cases if c.kind == "cframe"]
@@ -352,6 +356,7 @@ def test_coverage(cases: list[FrameCase]) -> None:
 def test_corpus_has_edge_chunks_and_blocks(cases: list[FrameCase]) -> None:
     """b2nd arrays with edge chunks and blocks not dividing the chunk, HDF5
     datasets with edge chunks and a b2nd block smaller than the chunk."""
+    h5py = oracle("h5py")
     def ragged(b: dict[str, Any]) -> bool:
         return any(n % c for n, c in zip(b["shape"], b["chunkshape"])) and \
             any(c % k for c, k in zip(b["chunkshape"], b["blockshape"]))
@@ -359,7 +364,6 @@ def test_corpus_has_edge_chunks_and_blocks(cases: list[FrameCase]) -> None:
     hcases = [c for c in cases if c.kind == "hdf5-chunk"]
     assert any(c.b2nd and c.b2nd["blockshape"] != c.b2nd["chunkshape"] for c in hcases)
     hinfo = [c.hdf5 for c in hcases if c.hdf5 is not None]
-    import h5py
     edges = 0
     for path in {h["file"] for h in hinfo}:
         with h5py.File(path, "r") as f:

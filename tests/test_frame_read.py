@@ -14,8 +14,10 @@ import pytest
 import blosckit
 from blosckit.frame.build import build_frame
 from frame_corpus import FrameCase, all_cases
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+blosc2 = oracle("blosc2")
+
 LONG = os.environ.get("BLOSCKIT_LONG") == "1"
 
 
@@ -66,6 +68,7 @@ def test_every_corpus_frame_reads_identically(cases):
 
 
 def test_hdf5_chunks_read_as_the_dataset_values(cases):
+    oracle("h5py"), oracle("hdf5plugin")
     hdf5 = [c for c in cases if c.kind == "hdf5-chunk"]
     assert hdf5
     for c in hdf5:
@@ -108,7 +111,7 @@ def test_batch_decompress_equals_the_python_reader(monkeypatch, group):
     ``group`` output bytes); on frames with special chunks, a short last
     chunk and damage anywhere in a chunk, it must give what the Python reader
     gives, chunk by chunk: the same bytes or the same error."""
-    import numpy as np
+    np = oracle("numpy")
     from blosckit.chunk import read as reader
     from blosckit.frame import read as frame_mod
     monkeypatch.setattr(frame_mod, "_DECODE_GROUP", group)

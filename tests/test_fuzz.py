@@ -2,6 +2,7 @@
 (tests/data/c-blosc2-crashes), and the seed corpus with its manifest."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import subprocess
@@ -11,10 +12,11 @@ from pathlib import Path
 import pytest
 
 import blosckit
-from blosckit.testing import fuzz
+from blosckit.chunk import read as reader
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
-pytest.importorskip("hypothesis")
+blosc2 = oracle("blosc2")
+from blosckit.testing import fuzz             # noqa: E402 (imports python-blosc2)
 
 CRASHES = Path(__file__).parent / "data" / "c-blosc2-crashes"
 
@@ -46,14 +48,29 @@ def test_blobs_c_blosc2_crashes_on_are_rejected_or_warned(path):
     assert (first.rule, first.offset, first.path) == (out.rule, out.offset, out.path)
 
 
+JUDGEMENTS = 5          # runs of C-Blosc2 a repro may get; most must crash
+
+
 def test_c_blosc2_still_crashes_on_them():
     """If a C-Blosc2 release fixes these, this fails: move the cases to a
-    'fixed in' note in specs/divergences.md."""
+    'fixed in' note in specs/divergences.md.  Some of these crashes are wild
+    reads (a block start hundreds of MB past the chunk) that now and then
+    land on mapped memory, so one run is no verdict: each judgement is a
+    fresh oracle process (a new address-space layout), a repro that did not
+    crash is judged again, up to JUDGEMENTS runs, and it must crash in most
+    of them.  A repro that crashes at once needs no more runs."""
     for kind in ("chunk", "frame"):
         paths = [p for p in _cases() if _kind(p) == kind]
-        verdicts = fuzz.c_blosc2_verdicts([p.read_bytes() for p in paths], kind=kind)
-        assert [(p.name, v.crashed) for p, v in zip(paths, verdicts)] == \
-            [(p.name, True) for p in paths]
+        runs = {p.name: [] for p in paths}
+        todo = paths
+        while todo:
+            verdicts = fuzz.c_blosc2_verdicts([p.read_bytes() for p in todo], kind=kind)
+            for p, v in zip(todo, verdicts):
+                runs[p.name].append(v.crashed)
+            todo = [p for p in todo if 2 * sum(runs[p.name]) <= JUDGEMENTS
+                    and not runs[p.name][0] and len(runs[p.name]) < JUDGEMENTS]
+        assert {n: r for n, r in runs.items() if not r[0] and 2 * sum(r) <= JUDGEMENTS} \
+            == {}, runs
 
 
 def test_a_crash_after_heap_damage_is_tried_again_alone():
@@ -77,6 +94,7 @@ def test_classify_names_the_known_divergence():
     assert fuzz.classify(same, "chunk", fuzz.blosckit_outcome(same, "chunk"), v) is None
 
 
+@pytest.mark.long
 def test_fuzz_command_runs_and_prints_counts(tmp_path):
     r = subprocess.run([sys.executable, "-m", "blosckit", "fuzz", "--time", "3", "--seed",
                         "2", "--json", "--out", str(tmp_path / "found")],
@@ -136,18 +154,22 @@ def test_corpus_manifest_holds_for_blosckit(tmp_path):
             assert v.digest is not None and v.digest.hex() == want, e
 
 
+@pytest.mark.atheris
 def test_atheris_targets_run_on_the_corpus(tmp_path):
     """The atheris harness, for a few seconds on a seed corpus (skipped
-    where atheris is not installed)."""
-    pytest.importorskip("atheris")
+    where atheris is not installed, and failing then under
+    BLOSCKIT_REQUIRE_ORACLES=1 where the fuzz extra installs it)."""
+    oracle("atheris")
     seeds = tmp_path / "seeds"
     fuzz.write_corpus(seeds, 30)
     (seeds / "manifest.json").unlink()
     harness = Path(__file__).parent / "fuzz" / "atheris_targets.py"
     for target in ("decompress", "open_frame", "validate"):
+        # in tmp_path: libFuzzer writes a finding (crash-<sha1>) to its
+        # working directory, which must not be the checkout
         r = subprocess.run([sys.executable, str(harness), target, str(seeds),
                             "-max_total_time=3", "-rss_limit_mb=4096"],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
         assert r.returncode == 0, r.stderr[-2000:]
     # --sanitize: the native library built under AddressSanitizer, and the
     # run coverage-guided on it (libFuzzer's "cov:" counts grow)
@@ -167,22 +189,16 @@ def test_vl_chunk_with_nbytes_0_and_blocks_is_vl7():
     """Found by the fuzzer: a VL-block chunk whose nbytes was set to 0 still
     holds blocks; blosckit returned b'' where C-Blosc2 refuses.  The block
     sizes must add up to nbytes (VL7), on both decoder paths."""
-    from blosckit.chunk import read as reader
     blob = (Path(__file__).parent / "data" / "fuzz-found" /
             "vl-chunk-nbytes-0-with-blocks.bin").read_bytes()
     for python in (False, True):
-        with (reader.python_reader() if python else _nothing()):
+        with (reader.python_reader() if python else contextlib.nullcontext()):
             with pytest.raises(blosckit.FormatError) as e:
                 blosckit.decompress(blob)
         assert (e.value.rule, e.value.offset) == ("VL7", 40)
     assert [p.rule for p in blosckit.validate(blob)] == ["VL7"]
     v, = fuzz.c_blosc2_verdicts([blob])
     assert not v.b2_ok
-
-
-def _nothing():
-    import contextlib
-    return contextlib.nullcontext()
 
 
 def test_minimise_keeps_the_case_and_simplifies_it():
@@ -283,6 +299,42 @@ def test_rules_on_a_truncated_extended_header_do_not_run():
     full[22], full[30], full[31] = 1, 0xFE, 0x70      # udcodec, flags2, special
     for n in range(16, 32):
         assert all(p.offset <= n for p in blosckit.validate(bytes(full[:n]))), n
+
+
+def test_extended_header_flags_on_a_17_byte_version_2_chunk_stop_at_h7():
+    """Found by atheris (validate target) beside the case above: 17 bytes of
+    a version-2 header whose flags announce an extended header (shuffle and
+    bitshuffle both set) and codec format 6, with cbytes claiming 4096.
+    validate reported T-udcodec at offset 22 of the 17-byte input; only the
+    missing extended header (H7) and the cbytes beyond the input (H14) are
+    there to report, both at the input's end."""
+    blob = (Path(__file__).parent / "data" / "fuzz-found" /
+            "extended-header-flags-on-a-17-byte-version-2-chunk.bin").read_bytes()
+    assert len(blob) == 17 and blob[0] == 2 and blob[2] & 0x05 == 0x05 and blob[2] >> 5 == 6
+    problems = blosckit.validate(blob)
+    assert [(p.rule, p.offset) for p in problems] == [("H7", 17), ("H14", 17)]
+    for python in (False, True):
+        with (reader.python_reader() if python else contextlib.nullcontext()):
+            with pytest.raises(blosckit.FormatError) as e:
+                blosckit.decompress(blob)
+        assert (e.value.rule, e.value.offset, e.value.path) == \
+            ("H7", 17, "chunk.header.extended")
+    v, = fuzz.c_blosc2_verdicts([blob])
+    assert not v.b2_ok and v.b1_ok is False
+
+
+def test_a_rule_on_an_older_layout_reports_that_layout_s_offset():
+    """Found by atheris (validate target; the input had been committed at
+    the repository root as crash-c4d8bfd3...): the first 67 bytes of an
+    11-element header whose bool at 0x3F is 0x01.  validate reported
+    F-vlmeta-flag at offset 68, where the byte sits in today's layout, past
+    the end of the input; in the 11-element layout it is at 0x3F."""
+    blob = (Path(__file__).parent / "data" / "fuzz-found" /
+            "older-layout-vlmeta-flag-past-the-end.b2frame").read_bytes()
+    assert len(blob) == 67 and blob[0] == 0x9B and blob[0x3F] == 0x01
+    problems = blosckit.validate(blob)
+    assert all(0 <= p.offset <= len(blob) for p in problems), problems
+    assert ("F-vlmeta-flag", 0x3F) in {(p.rule, p.offset) for p in problems}
 
 
 def test_array_disagreements_are_classified():

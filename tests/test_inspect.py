@@ -15,6 +15,7 @@ import pytest
 import blosckit
 from blosckit.tools.inspect import Node, chunk_nodes, frame_nodes
 from helpers import small_chunks
+from oracles import oracle
 
 CHUNKS = small_chunks()
 _INT = {1: "<B", 4: "<i", 8: "<q"}
@@ -97,8 +98,8 @@ def test_nodes_built_the_old_way_still_work():
 # Frames written by python-blosc2
 # ---------------------------------------------------------------------------
 
-blosc2 = pytest.importorskip("blosc2")
-np = pytest.importorskip("numpy")
+blosc2 = oracle("blosc2")
+np = oracle("numpy")
 
 _BE = {1: "B", 2: "H", 4: "I", 8: "Q"}
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 import struct
 import tracemalloc
 
-import numpy as np
 import pytest
 
 import blosckit
 from blosckit.chunk import read as reader
 from helpers import b2_compress, dataset, header_dict
+from oracles import oracle
+
+np = oracle("numpy")
 
 
 def test_getitem_rejects_non_integers():

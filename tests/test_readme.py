@@ -6,9 +6,10 @@ import runpy
 from pathlib import Path
 
 import pytest
+from oracles import oracle
 
-pytest.importorskip("blosc2")
-pytest.importorskip("hypothesis")
+oracle("blosc2")
+
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

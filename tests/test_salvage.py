@@ -9,15 +9,17 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import blosckit
 from blosckit.tools.salvage import SalvageReport, salvage
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
+
 
 META = {"m1": 12, "abc": [1, 2]}
 VLMETA = {"hello": "world", "x": [1, 2, 3]}

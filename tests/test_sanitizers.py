@@ -24,16 +24,19 @@ import time
 import pytest
 
 from helpers import LONG, small_chunks
+from oracles import oracle
 from sanitize_build import REPORT, TESTS, build, environment, probe
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="the sanitizer build uses gcc/clang LD_PRELOAD (Linux)")
+# a tier of its own (about a minute: a build and a long run), which
+# ``python -m pytest`` leaves out and .ci/run runs: ``-m sanitize``
+pytestmark = [pytest.mark.sanitize,
+              pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="the sanitizer build uses gcc/clang LD_PRELOAD (Linux)")]
 
 
 def _frames() -> dict[str, bytes]:
     """Frames written by python-blosc2 (here: C-Blosc2 itself trips ASan)."""
-    import numpy as np
-    blosc2 = pytest.importorskip("blosc2")
+    np, blosc2 = oracle("numpy"), oracle("blosc2")
     out = {}
     data = np.arange(6000, dtype="<i4").tobytes()
     for codec in ("LZ4", "ZSTD", "BLOSCLZ"):
@@ -47,7 +50,7 @@ def _frames() -> dict[str, bytes]:
 
 
 def test_hostile_corpus_under_sanitizers(tmp_path):
-    pytest.importorskip("blosc2", reason="the corpus is written by python-blosc2")
+    oracle("blosc2")                    # the frames of the corpus are python-blosc2's
     why = probe(tmp_path)
     if why is not None:
         pytest.skip(f"no usable sanitizers: {why}")

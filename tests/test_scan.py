@@ -4,14 +4,15 @@ from __future__ import annotations
 import io
 import random
 
-import numpy as np
 import pytest
 
 import blosckit
 from blosckit.formats import npy
 from blosckit.tools.scan import scan
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
 
 
 def _frame() -> bytes:

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 import pytest
 
 import blosckit
 from frame_corpus import all_cases
-from blosckit.testing.fuzz import frame_digest
 from helpers import oracle_verdicts
+import native_probes
+from oracles import oracle
 
-blosc2 = pytest.importorskip("blosc2")
+np = oracle("numpy")
+blosc2 = oracle("blosc2")
+# these need python-blosc2 at import
+from blosckit.testing.fuzz import frame_digest
 
 
 @pytest.fixture(scope="module")
@@ -132,14 +135,13 @@ def test_shallow_validation_of_damaged_chunks():
 
 def test_the_c_prefilter_equals_the_python_one():
     from blosckit.tools import divergences
-    from blosckit import native
     from helpers import small_chunks
     for name, base in small_chunks().items():
         for pos in range(min(32, len(base))):
             for value in range(0, 256, 5):
                 c = bytearray(base)
                 c[pos] = value
-                assert native.beyond_divergences(bytes(c)) == \
+                assert native_probes.beyond_divergences(bytes(c)) == \
                     divergences.beyond_all_reader_divergences(c), (name, pos, value)
 
 
@@ -291,16 +293,24 @@ def _frames_for_the_oracle():
     return out
 
 
-def test_validate_flags_what_c_blosc2_refuses_in_frames():
+# The mutations in two parts of about 7,000 frames each: cuts and two of the
+# byte patterns in every run, the other two patterns in the long tier.
+FRAME_MUTATIONS = [pytest.param((0x01, 0xFF), True, id="cuts-01-ff"),
+                   pytest.param((0x20, 0x80), False, id="20-80", marks=pytest.mark.long)]
+
+
+@pytest.mark.parametrize("patterns,cuts", FRAME_MUTATIONS)
+def test_validate_flags_what_c_blosc2_refuses_in_frames(patterns, cuts):
     """Every mutation of a small frame that C-Blosc2 refuses (crashes
     included: it runs in a forked child), or reads to other chunk data,
     metalayers or vlmetalayers than blosckit, or that python-blosc2 cannot
-    read, gets at least one Problem."""
+    read, gets at least one Problem.  Mutations: cuts every 3 bytes, and
+    each byte XORed with each pattern."""
     blobs = []
     for fr in _frames_for_the_oracle():
-        blobs += [fr[:n] for n in range(0, len(fr), 3)]
+        blobs += [fr[:n] for n in range(0, len(fr), 3)] if cuts else []
         for pos in range(len(fr)):
-            for x in (0x01, 0x20, 0x80, 0xFF):
+            for x in patterns:
                 b = bytearray(fr)
                 b[pos] ^= x
                 blobs.append(bytes(b))

@@ -17,7 +17,9 @@ lines, JSON lines), :mod:`.problems`, :mod:`.output`, :mod:`.progress`.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 from .parser import build_parser
 from .report import EXIT_USAGE, guarded
@@ -30,12 +32,28 @@ PROGRAM = "blosckit"
 def main(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``); returns
     the exit status."""
+    _signals()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.cmd is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     return guarded(_named_input(args), lambda: args.fn(args), args)
+
+
+def _signals() -> None:
+    """Die quietly of SIGPIPE, as other command-line tools do (``blosckit
+    info *.b2nd | head -1``); turn SIGTERM into SystemExit, so that a killed
+    command still removes its temporary output (see :mod:`.output`)."""
+    if threading.current_thread() is not threading.main_thread():
+        return                        # main() called from a thread: not ours to set
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _named_input(args: argparse.Namespace) -> str:

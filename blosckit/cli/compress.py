@@ -10,7 +10,7 @@ from ..chunk.encode import MAX_BUFFERSIZE, compress
 from ..formats import npy
 from ..frame import b2nd
 from ..frame.build import compress_frame
-from .output import write_output
+from .output import check_output, write_output
 from .progress import Progress
 from .report import EXIT_OK, UsageError
 from .source import load_file
@@ -21,6 +21,7 @@ FRAME_CHUNK_BYTES = b2nd.CHUNK_BYTES   # default --chunksize (rounded to whole i
 
 def run(args: argparse.Namespace) -> int:
     """Encode IN to OUT and say what it became on stderr."""
+    check_output(args.output, [args.input], args.force)
     src = load_file(args.input, "compress")
     data, header = _npy_split(src.data)
     typesize = args.typesize

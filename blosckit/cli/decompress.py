@@ -10,7 +10,7 @@ from ..chunk.read import decompress
 from ..errors import FormatError
 from ..formats import npy
 from ..frame.read import Frame, open_frame
-from .output import write_output
+from .output import check_output, write_output
 from .progress import Progress
 from .report import EXIT_OK, UsageError
 from .source import Source, load, relocated
@@ -20,6 +20,7 @@ NPY_SUFFIX = ".npy"
 
 def run(args: argparse.Namespace) -> int:
     """Decode IN to OUT and say what became of it on stderr."""
+    check_output(args.output, [args.input], args.force)
     src = load(args.input, args.offset)
     try:
         n = _decompress(src, args)

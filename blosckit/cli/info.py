@@ -51,7 +51,7 @@ def chunk_info(src: Source) -> dict:
     """The summary of the chunk ``src`` holds (sizes in bytes)."""
     c = parse_chunk(src.data)
     return {
-        "kind": "chunk", "format": _family(c.version),
+        "kind": "chunk", "format": enums.family(c.version),
         "version": c.version, "versionlz": c.versionlz, "codec": chunk_codec(c),
         "stream_format": c.codec,
         "filters": [[n, m] for n, m in c.filters], "typesize": c.typesize,
@@ -80,11 +80,6 @@ def frame_info(src: Source) -> dict:
             d["b2nd"] = {"shape": list(b.shape), "chunkshape": list(b.chunkshape),
                          "blockshape": list(b.blockshape), "dtype": b.dtype}
         return d
-
-
-def _family(version: int) -> str:
-    """Blosc1 or Blosc2, as formats.enums.VERSIONS names chunk format ``version``."""
-    return "Blosc2" if enums.VERSIONS[version].startswith("blosc2") else "Blosc1"
 
 
 def _ratio(nbytes: int, cbytes: int) -> float | None:

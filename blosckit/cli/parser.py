@@ -133,12 +133,20 @@ def _scan(add: AddCommand) -> None:
     s.set_defaults(fn=scan.run)
 
 
+def _force(s: argparse.ArgumentParser) -> None:
+    """-f/--force: an existing OUT may be replaced (never an input)."""
+    s.add_argument("-f", "--force", action="store_true",
+                   help="overwrite an existing OUT (an OUT that is the input is refused "
+                        "even so)")
+
+
 def _decompress(add: AddCommand) -> None:
     s = add("decompress", "decode a chunk or a frame (detected) to raw bytes, or .npy "
                           "for a b2nd frame")
     s.add_argument("input", metavar="IN")
     s.add_argument("output", metavar="OUT", help="raw bytes; a name ending in .npy writes a "
                                                  "NumPy file (b2nd frames)")
+    _force(s)
     _offset(s)
     _nthreads(s)
     s.set_defaults(fn=decompress.run)
@@ -150,6 +158,7 @@ def _compress(add: AddCommand) -> None:
     s.add_argument("input", metavar="IN",
                    help="raw bytes, or a .npy file (its array data is compressed)")
     s.add_argument("output", metavar="OUT")
+    _force(s)
     s.add_argument("--codec", default="blosclz", choices=CODECS, help="codec")
     s.add_argument("--clevel", type=count(0, 9), default=5, help="0..9")
     s.add_argument("--typesize", type=count(1, 255), default=None,
@@ -207,6 +216,7 @@ def _salvage(add: AddCommand) -> None:
                        "recovered, chunk by chunk")
     s.add_argument("broken", metavar="BROKEN")
     s.add_argument("output", metavar="OUT")
+    _force(s)
     _json(s, "the report as one JSON object")
     s.set_defaults(fn=salvage.run)
 

@@ -7,13 +7,14 @@ import sys
 
 from ..errors import FormatError
 from ..tools.salvage import SalvageReport, salvage
-from .output import write_output
+from .output import check_output, write_output
 from .report import EXIT_OK, emit
 from .source import load_file
 
 
 def run(args: argparse.Namespace) -> int:
     """Rebuild BROKEN into OUT and report (text or one JSON object)."""
+    check_output(args.output, [args.broken], args.force)
     src = load_file(args.broken, "salvage")
     out, report = salvage(src.data)
     if report.nothing_found:

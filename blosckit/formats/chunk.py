@@ -913,11 +913,16 @@ def token_is_run(v, src, sink):
              v.payload_at, v.path("token"))
 
 
+# A run stream's csize is minus its byte value, one byte: csize is
+# -1..-MAX_RUN_BYTE (the C header carries it too).
+MAX_RUN_BYTE = 0xFF
+
+
 @rule("B6", "error", "chunk.blocks[].streams[].csize", "chunk.md#rules-streams",
-      "a run-length csize is -1..-255")
+      f"a run-length csize is -1..-{MAX_RUN_BYTE}")
 def run_is_one_byte(v, src, sink):
-    if v.csize is not None and v.csize < -255:
-        sink(f"a run stream encodes one byte, csize {v.csize} is below -255", v.pos,
+    if v.csize is not None and v.csize < -MAX_RUN_BYTE:
+        sink(f"a run stream encodes one byte, csize {v.csize} is below -{MAX_RUN_BYTE}", v.pos,
              v.path("csize"))
 
 

@@ -1,16 +1,20 @@
 """Values to human text, for the inspector and error messages.
 
 ``describe(path, value)`` reads a value the way the format's documents name
-it ("lz4", "shuffle", "sparse", "special: zeros").  A few fields mean
-something only together with their neighbours (the chunk flags' bits 0 and 2,
-a frame's codec nibble 6): for those the caller passes the parsed structure
-they sit in as ``context``.
+it ("lz4", "shuffle", "sparse", "special: zeros").  The readings are a table
+(:data:`FIELDS`) keyed by declared field: each entry names the declarations
+that hold its field, so a test fails when a declaration no longer has it.  A
+few fields mean something only together with their neighbours (the chunk
+flags' bits 0 and 2, a frame's codec nibble 6): for those the caller passes
+the parsed structure they sit in as ``context``.
 """
 from __future__ import annotations
 
-from typing import Any
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
 
-from . import enums, frame
+from . import chunk, enums, frame
 
 # specs/frame.md: frame_type, the trailer's fingerprint type, the msgpack
 # bools of has_vlmetalayers.
@@ -21,52 +25,79 @@ MSGPACK_BOOLS = {0xC3: "true", 0xC2: "false"}
 OLD_SHUFFLES = {0: "no shuffle", 1: "shuffle", 2: "bitshuffle"}
 
 
+Text = Callable[[Any, Any], str]        # (value, context) -> the reading
+
+
+@dataclass(frozen=True)
+class Described:
+    """The reading of one declared field.
+
+    ``declarations`` are the structures that declare the field (layouts, or
+    construct structs for those of variable size), ``field`` its name there
+    (``"flags.shuffle"``; ``"filters[]"`` for each item of an array; ``""``
+    for one whole entry), ``root`` where the structure sits in reports (by
+    default the first layout's own root) and ``text(value, context)`` the
+    reading."""
+    declarations: tuple
+    field: str
+    text: Text
+    root: str = ""
+
+    @property
+    def path(self) -> str:
+        """The report path of the field, array indices as ``[]``."""
+        root = self.root or self.declarations[0].root
+        return f"{root}.{self.field}" if self.field else root
+
+
 def describe(path: str, value: Any, context: Any = None) -> str:
     """A short human reading of ``value`` found at structure ``path``;
     ``context`` is the parsed structure the field belongs to (a chunk or
-    frame header), for fields whose meaning depends on other fields."""
-    if path.startswith("frame."):
-        return _frame(path, value, context)
-    return _chunk(path, value, context)
+    frame header), for fields whose meaning depends on other fields.  A
+    field with no entry in :data:`FIELDS` reads as ``""``."""
+    entry = FIELDS.get(_INDEX.sub("[]", path) if "[" in path else path)
+    return entry.text(value, context) if entry is not None else ""
 
 
-def _leaf(path: str) -> str:
-    return path.rsplit(".", 1)[-1]
+_INDEX = re.compile(r"\[[^\]]*\]")     # [3], ['name']: any item of an array
 
 
-def _chunk(path: str, value: Any, context: Any) -> str:
-    leaf = _leaf(path)
-    if leaf == "version" and path.startswith("chunk."):
-        return enums.VERSIONS.get(value, "unknown version")
-    if leaf in ("shuffle", "bitshuffle") and path.endswith("flags." + leaf):
-        return _filter_bit(leaf, value, context)
-    if leaf == "compformat":
-        return enums.COMPFORMATS.get(value, "?")
-    if leaf == "udcodec":
-        return enums.codec_name(value) if value else ""
-    if leaf == "special":
-        return enums.SPECIALS.get(value) or ("none" if value == 0 else "reserved")
-    if leaf.startswith("filters["):
-        return enums.filter_name(value) if value else ""
-    if leaf == "csize" and isinstance(value, int):
-        if value == 0:
-            return "all zeros"
-        if value < 0:
-            return f"run of byte {-value & 0xFF:#04x}" if value >= -255 else "bad run"
-    return ""
+def _named(names: dict, unknown: str) -> Text:
+    """The name ``names`` gives a value, ``unknown`` for others."""
+    return lambda value, _context: names.get(value, unknown)
 
 
-def _filter_bit(leaf: str, value: Any, header: Any) -> str:
+def _id_name(name: Callable[[int], str]) -> Text:
+    """The name of a codec or filter id; nothing for 0 (an empty slot)."""
+    return lambda value, _context: name(value) if value else ""
+
+
+def _special(value: Any, _context: Any) -> str:
+    return enums.SPECIALS.get(value) or ("none" if value == 0 else "reserved")
+
+
+def _csize(value: Any, _context: Any) -> str:
+    """A stream's csize: 0 and negative values stand for zeros and runs."""
+    if not isinstance(value, int) or value > 0:
+        return ""
+    if value == 0:
+        return "all zeros"
+    return f"run of byte {-value & 0xFF:#04x}" if value >= -255 else "bad run"
+
+
+def _filter_bit(leaf: str) -> Text:
     """Flag bits 0 and 2 of a chunk: Blosc1 filters, unless both are set,
     which (in any version, and always in Blosc2 chunks) marks the 32-byte
     extended header instead (specs/chunk.md#flags)."""
-    if not value:
-        return ""
-    flags = _get(header, "flags")
-    if flags is not None and flags.get("shuffle") and flags.get("bitshuffle"):
-        other = "bit 2" if leaf == "shuffle" else "bit 0"
-        return f"with {other}: extended header (filters are in the filter slots)"
-    return "byte shuffle" if leaf == "shuffle" else "bit shuffle"
+    def text(value: Any, header: Any) -> str:
+        if not value:
+            return ""
+        flags = _get(header, "flags")
+        if flags is not None and flags.get("shuffle") and flags.get("bitshuffle"):
+            other = "bit 2" if leaf == "shuffle" else "bit 0"
+            return f"with {other}: extended header (filters are in the filter slots)"
+        return "byte shuffle" if leaf == "shuffle" else "bit shuffle"
+    return text
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -76,35 +107,11 @@ def _get(obj: Any, name: str) -> Any:
         return None
 
 
-def _frame(path: str, value: Any, context: Any) -> str:
-    leaf = _leaf(path)
-    if path.startswith("frame.offsets["):
-        return _offset_entry(value)
-    if leaf == "version" and path.endswith("general_flags.version"):
-        return f"frame format version {value}"
-    if leaf == "version" and path.startswith("frame.trailer"):
-        return f"trailer version {value}"
-    if leaf == "magic":
-        return "the frame signature b2frame\\0"
-    if leaf == "frame_type":
-        return FRAME_TYPES.get(value, "unknown frame type")
-    if leaf == "has_vlmetalayers":
-        return MSGPACK_BOOLS.get(value, "not a msgpack bool")
-    if leaf == "fingerprint_type":
-        return FINGERPRINT_TYPES.get(value, "unknown fingerprint type")
-    if leaf == "splitmode" and isinstance(value, int):
-        return enums.SPLITMODES.get(value + 1, "unknown split mode")
-    if leaf == "codec" and path.endswith("codec_flags.codec"):
-        return _frame_codec(value, context)
-    if leaf == "udcodec":
-        return enums.codec_name(value)
-    if leaf.startswith("filters["):
-        return enums.filter_name(value) if value else ""
-    if leaf == "shuffle" and path.endswith("filter_flags.shuffle"):
-        return OLD_SHUFFLES.get(value, "unknown")
-    if leaf == "offsets_size":
-        return _offsets_size(value, context)
-    return ""
+def _splitmode(value: Any, _context: Any) -> str:
+    """The frame's split mode, stored as the mode's code - 1."""
+    if not isinstance(value, int):
+        return ""
+    return enums.SPLITMODES.get(value + 1, "unknown split mode")
 
 
 def _offsets_size(value: Any, header: Any) -> str:
@@ -130,7 +137,7 @@ def _frame_codec(value: Any, header: Any) -> str:
     return enums.codec_name(value)
 
 
-def _offset_entry(value: Any) -> str:
+def _offset_entry(value: Any, _context: Any) -> str:
     """An offsets-index entry: negative ones are special chunks, named by
     the entry's top byte (specs/frame.md#offsets)."""
     if not isinstance(value, int) or value >= 0:
@@ -141,6 +148,43 @@ def _offset_entry(value: Any) -> str:
     if frame.special_extra_bits(value):
         return f"special: {kind}, with bits no writer sets"
     return f"special: {kind}"
+
+
+# The declarations each reading belongs to.
+_HEADER = (chunk.HEADER,)
+_EXTENDED = (chunk.EXTENDED, chunk.EXTENDED_ALPHA)
+_FRAME_HEADERS = tuple(frame.FLAT_HEADERS.values())
+_WITH_PIPELINE = (frame.FLAT_HEADERS[14], frame.FLAT_HEADERS[13])
+_WITH_FILTER_FLAGS = (frame.FLAT_HEADERS[12], frame.FLAT_HEADERS[11])
+
+# Every field that has a reading (a test checks each is declared).
+FIELDS: dict[str, Described] = {d.path: d for d in (
+    Described(_HEADER, "version", _named(enums.VERSIONS, "unknown version")),
+    Described(_HEADER, "flags.shuffle", _filter_bit("shuffle")),
+    Described(_HEADER, "flags.bitshuffle", _filter_bit("bitshuffle")),
+    Described(_HEADER, "flags.compformat", _named(enums.COMPFORMATS, "?")),
+    Described(_EXTENDED, "filters[]", _id_name(enums.filter_name)),
+    Described((chunk.EXTENDED,), "udcodec", _id_name(enums.codec_name)),
+    Described(_EXTENDED, "blosc2_flags.special", _special),
+    Described((chunk.Stream,), "csize", _csize, root="chunk.blocks[].streams[]"),
+    Described(_FRAME_HEADERS, "magic", lambda _v, _c: "the frame signature b2frame\\0"),
+    Described(_FRAME_HEADERS, "general_flags.version",
+              lambda value, _c: f"frame format version {value}"),
+    Described(_FRAME_HEADERS, "general_flags.offsets_size", _offsets_size),
+    Described(_WITH_PIPELINE, "frame_type", _named(FRAME_TYPES, "unknown frame type")),
+    Described(_WITH_FILTER_FLAGS, "filter_flags.shuffle", _named(OLD_SHUFFLES, "unknown")),
+    Described(_FRAME_HEADERS, "codec_flags.codec", _frame_codec),
+    Described(_FRAME_HEADERS, "other_flags.splitmode", _splitmode),
+    Described(_FRAME_HEADERS, "has_vlmetalayers", _named(MSGPACK_BOOLS, "not a msgpack bool")),
+    Described(_WITH_PIPELINE, "filter_pipeline.filters[]", _id_name(enums.filter_name)),
+    Described(_WITH_PIPELINE, "filter_pipeline.udcodec",
+              lambda value, _c: enums.codec_name(value)),
+    Described((frame.FAST_TRAILER_HEAD,), "version",
+              lambda value, _c: f"trailer version {value}"),
+    Described((frame.FAST_TRAILER_TAIL,), "fingerprint_type",
+              _named(FINGERPRINT_TYPES, "unknown fingerprint type")),
+    Described((frame.Offset,), "", _offset_entry, root="frame.offsets[]"),
+)}
 
 
 def chunk_codec(c) -> str:

@@ -68,7 +68,6 @@ FILTERS = {
     35: "bytedelta",
     36: "int_trunc",
 }
-FILTER_NOFILTER = 0
 
 # Split modes (API names; C numbers them from 1).
 SPLITMODES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
@@ -77,6 +76,12 @@ SPLITMODES = {1: "always", 2: "never", 3: "auto", 4: "forward_compat"}
 SPECIALS = {0: None, 1: "zeros", 2: "nan", 3: "value", 4: "uninit"}
 
 SPECIAL_CODES = {name: code for code, name in SPECIALS.items() if name}
+
+
+def family(version: int) -> str:
+    """"Blosc1" or "Blosc2": the library family that writes chunk format
+    ``version`` (a known version, see VERSIONS)."""
+    return "Blosc2" if VERSIONS[version].startswith("blosc2") else "Blosc1"
 
 
 def codec_name(code: int) -> str:

@@ -238,6 +238,12 @@ Offset = cs.Int64sl
 FAST_OFFSET = fast_format(Offset)   # one entry of the decoded index
 LEN_OFFSET = FAST_OFFSET.size
 
+
+def pack_entries(entries: list[int]) -> bytes:
+    """The decoded offsets index: one entry per chunk, as declared."""
+    return struct.pack(f"{FAST_OFFSET.format[0]}{len(entries)}{FAST_OFFSET.format[1:]}",
+                       *entries)
+
 # A special entry: a negative offset whose most significant byte (the last
 # of the little-endian int64) names the kind of data the chunk stands for.
 # C-Blosc2 writes 0x80 | kind in that byte and zeros below, and reads the
@@ -386,11 +392,17 @@ def markers_declared(v, src, sink):
 LAYOUT_RULES = (layout_known, markers_declared)
 
 
+def _at(v: FrameView, field: str) -> int:
+    """Where ``field`` sits in the view's own header layout (the older
+    layouts put fields elsewhere than today's)."""
+    return FLAT_HEADERS[v.layout].offset(field)
+
+
 @rule("F-version", "error", _F + "general_flags.version", "frame.md#rules",
       "the frame format version is 1..3 (0 in the older layouts)")
 def version_known(v, src, sink):
     if v.layout == 14 and not 1 <= v.version <= 3:
-        sink(f"unknown frame format version {v.version}")
+        sink(f"unknown frame format version {v.version}", _at(v, "general_flags.version"))
 
 
 @rule("F-type", "error", _F + "frame_type", "frame.md#rules",
@@ -398,7 +410,7 @@ def version_known(v, src, sink):
 def frame_type_matches(v, src, sink):
     if v.layout >= 13 and v.frame_type != (1 if v.sparse else 0):
         kind = "a sparse frame's index" if v.sparse else "a contiguous frame"
-        sink(f"frame type {v.frame_type} in {kind}")
+        sink(f"frame type {v.frame_type} in {kind}", _at(v, "frame_type"))
 
 
 def offsets_size_code(version: int) -> int:
@@ -413,7 +425,7 @@ def offsets_64bit(v, src, sink):
     expected = offsets_size_code(v.version)
     if v.layout >= 13 and v.offsets_size != expected:
         sink(f"offset width code {v.offsets_size}: 64-bit offsets are code {expected} in "
-             f"frame version {v.version}")
+             f"frame version {v.version}", _at(v, "general_flags.offsets_size"))
 
 
 @rule("F-header-len", "error", _F + "header_len", "frame.md#rules",
@@ -421,14 +433,14 @@ def offsets_64bit(v, src, sink):
 def header_len_sane(v, src, sink):
     if not LEN_FIXED[v.layout] <= v.header_len <= v.frame_len:
         sink(f"header length {v.header_len} is outside {LEN_FIXED[v.layout]}.."
-             f"{v.frame_len} (the frame length)")
+             f"{v.frame_len} (the frame length)", _at(v, "header_len"))
 
 
 @rule("F-frame-len", "error", _F + "frame_len", "frame.md#rules",
       "a contiguous frame is exactly frame_len bytes long (a sparse index likewise)")
 def frame_len_matches(v, src, sink):
     if v.frame_len != v.n:
-        where = v.n if v.frame_len > v.n else OFFSETS[_F + "frame_len"]
+        where = v.n if v.frame_len > v.n else _at(v, "frame_len")
         sink(f"the header says {v.frame_len} bytes, the input has {v.n}", where)
 
 
@@ -437,16 +449,16 @@ def frame_len_matches(v, src, sink):
       needs=(_F + "frame_len",))
 def sizes_sane(v, src, sink):
     if v.nbytes < 0 or v.cbytes < 0:
-        sink(f"negative sizes: nbytes {v.nbytes}, cbytes {v.cbytes}")
+        sink(f"negative sizes: nbytes {v.nbytes}, cbytes {v.cbytes}", _at(v, "nbytes"))
     elif not v.sparse and v.header_len + v.cbytes > v.frame_len:
         sink(f"the chunks section ({v.cbytes} bytes after the {v.header_len}-byte header) "
-             f"runs past the frame ({v.frame_len})", OFFSETS[_F + "cbytes"])
+             f"runs past the frame ({v.frame_len})", _at(v, "cbytes"))
 
 
 @rule("F-typesize", "error", _F + "typesize", "frame.md#rules", "typesize > 0")
 def typesize_positive(v, src, sink):
     if v.typesize <= 0:
-        sink(f"typesize {v.typesize} is not positive")
+        sink(f"typesize {v.typesize} is not positive", _at(v, "typesize"))
 
 
 @rule("F-chunksize", "error", _F + "chunksize", "frame.md#rules",
@@ -454,21 +466,22 @@ def typesize_positive(v, src, sink):
       "the offsets index); an empty one may say anything (python-blosc2 writes -1)")
 def chunksize_sane(v, src, sink):
     if v.nbytes > 0 and v.chunksize < 0:
-        sink(f"chunksize {v.chunksize} with {v.nbytes} bytes of data")
+        sink(f"chunksize {v.chunksize} with {v.nbytes} bytes of data", _at(v, "chunksize"))
 
 
 @rule("F-nfilters", "error", _F + "filter_pipeline.nfilters", "frame.md#rules",
       "the filter pipeline has at most 6 slots")
 def nfilters_sane(v, src, sink):
     if v.layout >= 13 and v.nfilters > 6:
-        sink(f"{v.nfilters} filter slots, at most 6")
+        sink(f"{v.nfilters} filter slots, at most 6", _at(v, "filter_pipeline.nfilters"))
 
 
 @rule("F-vlmeta-flag", "error", _F + "has_vlmetalayers", "frame.md#rules",
       "has_vlmetalayers is a msgpack bool (0xc2 or 0xc3)")
 def vlmeta_flag_bool(v, src, sink):
     if v.has_vlmetalayers_byte not in (0xC2, 0xC3):
-        sink(f"byte {v.has_vlmetalayers_byte:#04x} where a msgpack bool belongs")
+        sink(f"byte {v.has_vlmetalayers_byte:#04x} where a msgpack bool belongs",
+             _at(v, "has_vlmetalayers"))
 
 
 HEADER_RULES = (version_known, frame_type_matches, offsets_64bit, header_len_sane,

@@ -12,7 +12,6 @@ reproduced byte for byte where the inputs allow.
 """
 from __future__ import annotations
 
-import struct
 from typing import Any, Callable, Iterable, Mapping
 
 from ..chunk.encode import compress
@@ -33,10 +32,20 @@ _SPECIAL_OFFSET_CODES = {code: ff.special_offset(name) for code, name in enums.S
                          if name in ff.SPECIAL_KIND_BITS}
 # vlmetalayer values: C-Blosc2's default compression parameters
 _VLMETA_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",))
-# the filter_flags shuffle choice: bitshuffle wins over shuffle
-_SHUFFLES = (enums.lookup(enums.FILTERS, "bitshuffle"), enums.lookup(enums.FILTERS, "shuffle"))
 _MAP_HEAD = ff.FAST_META_HEAD.size - ff.FAST_META_HEAD.offset("map_marker")
 _FORMAT_TO_CODEC = {f: c for c, f in enums.CODEC_FORMAT.items() if c != 2}   # lz4 for format 1
+_CODEC_NIBBLE = ff.HEADER["codec_flags.codec"]
+# What C-Blosc2's writers of the older layouts put in the header, whatever
+# the data (specs/frame.md, "Older layouts"): general_flags 0x24 in
+# 2.0.0-beta.1 (12 and 11 elements), 0x21 from beta.2 to Jan 2021 (13);
+# beta.1's filter_flags 0x06 (shuffle, split); one thread each way, the
+# default compression and decompression parameters of those releases.
+_BETA1_GENERAL_FLAGS = dict(vl_blocks=False, variable_chunks=False, offsets_size=2, version=4)
+_OLD_GENERAL_FLAGS = {13: dict(_BETA1_GENERAL_FLAGS, version=1), 12: _BETA1_GENERAL_FLAGS,
+                      11: _BETA1_GENERAL_FLAGS}
+_BETA1_FILTER_FLAGS = dict(reserved=0, shuffle=enums.lookup(enums.FILTERS, "shuffle"), split=True,
+                           memcpyed=False)
+_OLD_NTHREADS = 1
 
 
 def _section(items: Mapping[str, bytes], section_start: int, idx_extra: int) -> bytes:
@@ -73,8 +82,7 @@ def compress_index(offsets: list[int]) -> bytes:
     it; no chunk, no index."""
     if not offsets:
         return b""
-    return compress(struct.pack(f"<{len(offsets)}{ff.FAST_OFFSET.format[-1]}", *offsets),
-                    **INDEX_PARAMS)
+    return compress(ff.pack_entries(offsets), **INDEX_PARAMS)
 
 
 def _codec_id(h: fc.RawHeader) -> int:
@@ -112,16 +120,61 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     python-blosc2 stores its msgpack).  ``clevel`` and ``splitmode`` are
     recorded in the header for writers that append later.  ``layout``
     picks the header layout: 14 elements (current), or 13 / 12 / 11, the
-    layouts of the older frame documents (frame version 1 without a block
-    size; 12 and 11 without a filter pipeline, 11 without metalayers), for
-    testing readers against them.
+    layouts of the older frame documents, for testing readers against them:
+    their header bytes are those C-Blosc2 wrote then (13: frame version 1,
+    2.0.0-beta.2 to Jan 2021; 12 with metalayers, 11 without: 2.0.0-beta.1;
+    specs/frame.md, "Older layouts"), the chunks and the trailer today's.
+    Their codec nibble holds ids 0..5 only (no udcodec byte).
     """
+    _check_layout(layout, metalayers)
+    views, headers = _read_chunks(chunks)
+    if layout != 14 and headers and _codec_id(headers[0]) not in enums.CODEC_FORMAT:
+        raise ValueError(f"codec id {_codec_id(headers[0])}: the older layouts have no udcodec "
+                         "byte, their codec nibble holds ids 0..5")
+    _check_recorded(clevel, splitmode)
+    sizes = [h.nbytes for h in headers]
+    chunksize = _chunksize(sizes, chunksize)
+    offsets, stored, cbytes = _chunks_section(views, headers)
+    index = compress_index(offsets)
+    meta_section = _meta_section(metalayers or {}, layout)
+    trailer_body = _trailer_body(vlmetalayers or {})
+    trailer_len = len(trailer_body) + ff.LEN_TRAILER_TAIL
+    header_len = ff.LEN_FIXED[layout] + len(meta_section)
+    hdr = _header(headers, header_len=header_len,
+                  frame_len=header_len + cbytes + len(index) + trailer_len,
+                  nbytes=sum(sizes), cbytes=cbytes,
+                  chunksize=chunksize, clevel=clevel, splitmode=splitmode,
+                  has_vlmetalayers=bool(vlmetalayers))
+    if layout != 14:
+        _older_layout(hdr, layout, bool(metalayers))
+    tail = ff.TrailerTail.build(dict(trailer_len=trailer_len, fingerprint_type=0,
+                                     fingerprint=bytes(16)))
+    return b"".join([ff.FRAME_HEADERS[layout].build(hdr), meta_section, *stored, index,
+                     trailer_body, tail])
+
+
+def _check_layout(layout: int, metalayers: Mapping[str, bytes] | None) -> None:
     if layout not in ff.FRAME_HEADERS:
         raise ValueError(f"layout must be one of {sorted(ff.FRAME_HEADERS)}, got {layout!r}")
+    # 2.0.0-beta.1 wrote 12 elements when the frame had metalayers, else 11
     if layout == 11 and metalayers:
         raise ValueError("the 11-element layout has no metalayers")
-    views, sizes, blocksizes, kinds = [], [], [], []
-    first: fc.RawHeader | None = None
+    if layout == 12 and not metalayers:
+        raise ValueError("the 12-element layout has metalayers (without: 11 elements)")
+
+
+def _check_recorded(clevel: int, splitmode: str) -> None:
+    """The parameters the header records for writers that append later."""
+    if splitmode not in SPLITMODE_CODES:
+        raise ValueError(f"unknown splitmode {splitmode!r}")
+    if not 0 <= clevel <= 9:
+        raise ValueError(f"clevel must be 0..9, got {clevel}")
+
+
+def _read_chunks(chunks: Iterable) -> tuple[list[bytes], list[fc.RawHeader]]:
+    """Each chunk's bytes and header; ValueError for a chunk whose length
+    is not the one its header says."""
+    views, headers = [], []
     for k, c in enumerate(chunks):
         v = c if isinstance(c, bytes) else bytes(memoryview(c).cast("B"))
         if len(v) < fc.LEN_HEADER:
@@ -130,87 +183,109 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
         h = fc.raw_header(v)
         if h.cbytes != len(v) or h.nbytes < 0:
             raise ValueError(f"chunk {k}: {len(v)} bytes where its header says {h.cbytes}")
-        first = first or h
         views.append(v)
-        sizes.append(h.nbytes)
-        blocksizes.append(h.blocksize)
-        kinds.append(h.special)
-    if splitmode not in SPLITMODE_CODES:
-        raise ValueError(f"unknown splitmode {splitmode!r}")
-    if not 0 <= clevel <= 9:
-        raise ValueError(f"clevel must be 0..9, got {clevel}")
+        headers.append(h)
+    return views, headers
+
+
+def _chunksize(sizes: list[int], chunksize: int | None) -> int:
+    """The frame's chunk size (bytes; default: the first chunk's, -1 with
+    no chunk); ValueError when a chunk but the last differs from it or the
+    last is longer."""
     if chunksize is None:
         chunksize = sizes[0] if sizes else -1
     for k, n in enumerate(sizes):
         if n > chunksize or (n != chunksize and k != len(sizes) - 1):
             raise ValueError(f"chunk {k} holds {n} bytes; chunks hold {chunksize} "
                              "(only the last may be shorter)")
-    typesize = first.typesize if first is not None else 1
-    vl = first is not None and first.vl_blocks
+    return chunksize
 
+
+def _chunks_section(views: list[bytes], headers: list[fc.RawHeader]
+                    ) -> tuple[list[int], list[bytes], int]:
+    """The offsets index entries, the chunks stored and their bytes: zeros,
+    NaN and uninit chunks become special offsets and are not stored."""
     offsets, stored, pos = [], [], 0
-    for v, special in zip(views, kinds):
-        code = _SPECIAL_OFFSET_CODES.get(special)
-        if code is not None:           # zeros / NaN / uninit: a special offset
+    for v, h in zip(views, headers):
+        code = _SPECIAL_OFFSET_CODES.get(h.special)
+        if code is not None:
             offsets.append(code)
             continue
         offsets.append(pos)
         stored.append(v)
         pos += len(v)
-    cbytes_total = pos
-    index = compress_index(offsets)
+    return offsets, stored, pos
 
-    fixed = ff.LEN_FIXED[layout]
-    meta_section = _section(metalayers or {}, fixed, 1) \
-        if layout in ff.LAYOUT_WITH_METALAYERS else b""
-    header_len = fixed + len(meta_section)
-    vl_items = {name: compress(bytes(value), **_VLMETA_PARAMS)
-                for name, value in (vlmetalayers or {}).items()}
-    trailer_body = ff.TrailerHead.build(dict(version=1)) + _section(vl_items, 2, 0)
-    trailer_len = len(trailer_body) + ff.LEN_TRAILER_TAIL
-    frame_len = header_len + cbytes_total + len(index) + trailer_len
+
+def _meta_section(metalayers: Mapping[str, bytes], layout: int) -> bytes:
+    """The header's metalayer section (none in the 11-element layout)."""
+    if layout not in ff.LAYOUT_WITH_METALAYERS:
+        return b""
+    return _section(metalayers, ff.LEN_FIXED[layout], 1)
+
+
+def _trailer_body(vlmetalayers: Mapping[str, bytes]) -> bytes:
+    """The trailer up to its fixed tail: its version and the vlmetalayers,
+    each value stored as a chunk."""
+    items = {name: compress(bytes(value), **_VLMETA_PARAMS)
+             for name, value in vlmetalayers.items()}
+    return ff.TrailerHead.build(dict(version=1)) + _section(items, ff.LEN_TRAILER_HEAD, 0)
+
+
+def _header(headers: list[fc.RawHeader], *, header_len: int, frame_len: int, nbytes: int,
+            cbytes: int, chunksize: int, clevel: int, splitmode: str, has_vlmetalayers: bool
+            ) -> dict[str, Any]:
+    """The current layout's header fields; the parameters of the chunks
+    come from the first chunk's header (lengths and sizes in bytes)."""
+    first = headers[0] if headers else None
+    vl = first is not None and first.vl_blocks
     codec = _codec_id(first) if first is not None else 0
-    pipe = _pipeline(first)
-    hdr: dict[str, Any] = dict(
+    return dict(
         header_len=header_len, frame_len=frame_len,
         general_flags=dict(vl_blocks=vl, variable_chunks=False, offsets_size=OFFSETS_64BIT,
                            version=FRAME_VERSION_VL if vl else FRAME_VERSION),
         frame_type=0,
-        codec_flags=dict(clevel=clevel, codec=codec if codec < 16 else
+        codec_flags=dict(clevel=clevel, codec=codec if codec <= _CODEC_NIBBLE.mask else
                          enums.COMPFORMAT_UDCODEC),
         other_flags=dict(reserved=0, splitmode=SPLITMODE_CODES[splitmode]),
-        nbytes=sum(sizes), cbytes=cbytes_total, typesize=typesize,
+        nbytes=nbytes, cbytes=cbytes,
+        typesize=first.typesize if first is not None else 1,
         # C-Blosc2's writer keeps the block size of the chunk appended last
-        blocksize=blocksizes[-1] if blocksizes else 0,
+        blocksize=headers[-1].blocksize if headers else 0,
         chunksize=chunksize, nthreads_c=0, nthreads_d=1,
-        has_vlmetalayers=0xC3 if vlmetalayers else 0xC2,
-        filter_pipeline=pipe,
+        has_vlmetalayers=0xC3 if has_vlmetalayers else 0xC2,
+        filter_pipeline=_pipeline(first),
     )
-    if layout != 14:
-        _older_layout(hdr, layout, first)
-    tail = ff.TrailerTail.build(dict(trailer_len=trailer_len, fingerprint_type=0,
-                                     fingerprint=bytes(16)))
-    return b"".join([ff.FRAME_HEADERS[layout].build(hdr), meta_section, *stored, index,
-                     trailer_body, tail])
 
 
-def _older_layout(hdr: dict[str, Any], layout: int, first: fc.RawHeader | None) -> None:
-    """Turn current header fields into those of an older layout: frame
-    version 1 (64-bit offsets were code 2 then) without a block size; the
-    12- and 11-element layouts keep one shuffle choice in filter_flags
-    instead of frame_type and the filter pipeline."""
+def _older_layout(hdr: dict[str, Any], layout: int, has_metalayers: bool) -> None:
+    """Turn current header fields into those C-Blosc2's writers of an older
+    layout wrote: no block size, byte 0x1C reserved (0), fixed general flags
+    and thread counts.  13 elements (frame version 1): the filters in use
+    packed at the front of the pipeline and counted by its type byte.  12
+    and 11 (2.0.0-beta.1): fixed filter_flags instead of frame_type and the
+    pipeline, and the bool at 0x3F says whether metalayers follow."""
     del hdr["blocksize"]
-    hdr["general_flags"].update(version=1, offsets_size=2)
+    hdr.update(general_flags=_OLD_GENERAL_FLAGS[layout],
+               other_flags=dict(reserved=0, splitmode=0),
+               nthreads_c=_OLD_NTHREADS, nthreads_d=_OLD_NTHREADS)
     if layout == 13:
+        hdr["filter_pipeline"] = _packed_pipeline(hdr["filter_pipeline"])
         return
-    slots = hdr.pop("filter_pipeline")["filters"]
-    del hdr["frame_type"]
-    shuffle = next((fid for fid in _SHUFFLES if fid in slots), 0)
-    flags = first.flags if first is not None else 0
-    hdr["filter_flags"] = dict(reserved=0, shuffle=shuffle,
-                               split=not flags & fc.FLAG_DONT_SPLIT,
-                               memcpyed=bool(flags & fc.FLAG_MEMCPYED))
-    hdr["general_flags"].update(version=0)
+    del hdr["filter_pipeline"], hdr["frame_type"]
+    hdr.update(filter_flags=_BETA1_FILTER_FLAGS, has_vlmetalayers=0xC3 if has_metalayers else 0xC2)
+
+
+def _packed_pipeline(pipeline: dict) -> dict:
+    """The 13-element layout's pipeline: the filters in use (with their
+    metas) in slots 0.., the rest zero, the type byte their count.  The
+    bytes today's layout calls udcodec, compcode_meta, other_flags2 and
+    reserved were filter slots 6-7 and meta slots 6-7 then (always 0)."""
+    used = [(f, m) for f, m in zip(pipeline["filters"], pipeline["filters_meta"]) if f]
+    empty = [(0, 0)] * (fc.NUM_FILTER_SLOTS - len(used))
+    return dict(pipeline, nfilters=len(used), filters=[f for f, _ in used + empty],
+                filters_meta=[m for _, m in used + empty], udcodec=0, compcode_meta=0,
+                other_flags2=dict(reserved=0, use_dict=False), reserved=0)
 
 
 def compress_frame(src, *, chunksize: int, typesize: int | None = None,

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 from ..chunk import read as _chunk
 from .. import native
 from .b2nd import B2nd
-from ..chunk.encode import compress_special
+from ..chunk.special import compress_special
 from ..formats import b2nd as fb
 from ..errors import FormatError
 from ..formats import enums

@@ -4,6 +4,9 @@ Every function takes bytes-like objects (bytes, bytearray, memoryview, numpy
 arrays...).  Output buffers (``dst``/``buf``) must be writable and contiguous.
 Caller mistakes (dst too small, bad typesize, bad parameters) raise
 ValueError.  The GIL is released around every C call (cffi API mode).
+The format facts used here (offsets, ids, limits) are the ``_lib.BK_...``
+names of the header generated from ``blosckit.formats`` (blosckit_layout.h),
+which this layer may not import.
 """
 import struct as _struct
 
@@ -19,10 +22,26 @@ __all__ = [
     "delta_encode_into", "delta_decode_into",
     "bytedelta_encode_into", "bytedelta_decode_into", "trunc_prec_into",
     "decode_chunk", "encode_blocks", "make_codec_table", "decompress_fast",
-    "decompress_fast_into", "read_header", "copy_runs",
+    "decompress_fast_into", "copy_runs",
 ]
 
 _LEVELS = ("scalar", "sse2", "avx2")
+
+# format facts from the generated header (see the module docstring)
+_LEN_OFFSET = _lib.BK_FRAME_LEN_OFFSET
+_META_ITEM_MASK = _lib.BK_CHUNK_EXTENDED_FILTERS_META_ITEM_MASK
+# the most a stream adds to its bytes: its csize and a run's token
+_STREAM_OVERHEAD = _lib.BK_CHUNK_LEN_CSIZE + _lib.BK_CHUNK_LEN_TOKEN
+
+
+def _int_field(layout: str, field: str) -> _struct.Struct:
+    """A ``struct.Struct`` reading integer field ``field`` of ``layout`` (the
+    names' parts in the generated header: ``"CHUNK_HEADER"``, ``"NBYTES"``)."""
+    size = getattr(_lib, f"BK_{layout}_{field}_SIZE")
+    code = {1: "b", 2: "h", 4: "i", 8: "q"}[size]
+    order = "<" if getattr(_lib, f"BK_{layout}_LITTLE_ENDIAN") else ">"
+    return _struct.Struct(order + (code if getattr(_lib, f"BK_{layout}_{field}_SIGNED")
+                                   else code.upper()))
 
 # pre-bound: the per-call kernels skip the module attribute lookups
 _shuffle_at = _lib.bk_shuffle_at
@@ -336,8 +355,6 @@ def trunc_prec_into(src, dst, typesize, prec_bits):
 
 _new_uncleared = _ffi.new_allocator(should_clear_after_alloc=False)
 
-CODEC_NONE, CODEC_BLOSCLZ, CODEC_LZ4, CODEC_ZSTD = -1, 0, 1, 4
-
 
 def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, version,
                  split, token_follows, pipeline, codec_kind, codec_fns=None, dict=None,
@@ -364,7 +381,7 @@ def decode_chunk(src, dst, *, cbytes, bstarts, nbytes, blocksize, typesize, vers
     c.src, c.cbytes, c.bstarts = s, cbytes, starts
     c.nblocks, c.nbytes, c.blocksize, c.typesize = len(bstarts), nbytes, blocksize, typesize
     c.version, c.split, c.token_follows = version, int(split), int(token_follows)
-    c.uses_delta = int(any(fid == 3 for fid, _ in pipeline))
+    c.uses_delta = int(any(fid == _lib.BK_FILTER_DELTA for fid, _ in pipeline))
     c.nfilters = len(pipeline)
     for k, (fid, meta) in enumerate(pipeline):
         c.filter_ids[k] = fid
@@ -398,7 +415,7 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     """
     nblocks = -(-nbytes // blocksize) if nbytes else 0
     nstreams = typesize if split else 1
-    cap = blocksize + 5 * nstreams
+    cap = blocksize + _STREAM_OVERHEAD * nstreams
     # uninitialised: only the pages the encoder writes get touched, and most
     # of each block's slot stays unused when the data compresses
     out_c = _new_uncleared("uint8_t[]", max(cap * nblocks, 1))
@@ -413,7 +430,7 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     e.nfilters = len(pipeline)
     for k, (fid, meta) in enumerate(pipeline):
         e.filter_ids[k] = fid
-        e.filter_metas[k] = meta & 0xFF
+        e.filter_metas[k] = meta & _META_ITEM_MASK     # an int8 meta as its stored byte
     e.codec_kind, e.clevel, e.codec_param = codec_kind, clevel, codec_param
     for name, addr in (codec_fns or {}).items():
         setattr(e, name, _ffi.cast("void *", addr))
@@ -429,13 +446,19 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
 
 # ------------------------------------------------- one-call chunk decoding
 
-# the chunk's codec format (flags >> 5) -> the codec id keying the entries
-_FORMAT_TO_CODEC = {0: 0, 1: 1, 3: 4, 4: 5}
+# the codec format of each codec the fast path decodes -> the codec id
+# keying its entry (lz4hc's streams are stored and decoded as lz4's)
+_FORMAT_TO_CODEC = {_lib.BK_CODEC_BLOSCLZ_COMPFORMAT: _lib.BK_CODEC_BLOSCLZ,
+                    _lib.BK_CODEC_LZ4_COMPFORMAT: _lib.BK_CODEC_LZ4,
+                    _lib.BK_CODEC_ZLIB_COMPFORMAT: _lib.BK_CODEC_ZLIB,
+                    _lib.BK_CODEC_ZSTD_COMPFORMAT: _lib.BK_CODEC_ZSTD}
 CHECK_OK = _lib.BK_CHECK_OK      # check_chunks: the chunk passed every check in C
-_MAX_NBYTES = 2**31 - 1
+_MAX_NBYTES = _lib.BK_CHUNK_MAX_NBYTES
 BK_MAX_THREADS = 64        # the block loop's thread cap (blosckit_native.h)
 _CHECK_FIRST = 1 << 20     # above this nbytes, check the chunk before allocating
-_nbytes_at = _struct.Struct("<i").unpack_from
+_LEN_HEADER = _lib.BK_CHUNK_HEADER_SIZE
+_NBYTES_OFS = _lib.BK_CHUNK_HEADER_NBYTES_OFS
+_nbytes_at = _int_field("CHUNK_HEADER", "NBYTES").unpack_from
 _fast_at = _lib.bk_fast_decompress_at
 _fast = _lib.bk_fast_decompress
 _DONE, _NOMEM = _lib.BK_FAST_DONE, _lib.BK_FAST_NOMEM
@@ -451,8 +474,8 @@ def make_codec_table(entries: dict) -> object:
     entry make the fast path decline their chunks.
     """
     t = _ffi.new("bk_codec_table *")
-    for fmt in range(8):
-        t.by_format[fmt].kind = CODEC_NONE
+    for slot in t.by_format:
+        slot.kind = _lib.BK_KIND_NONE
     for fmt, code in _FORMAT_TO_CODEC.items():
         entry = entries.get(code)
         if entry is None:
@@ -481,6 +504,8 @@ def fast_decompressor(tables: list, fallback):
     switches the fast path off.  MemoryError when the output or the workers'
     buffers cannot be allocated.
     """
+    len_header, nbytes_ofs = _LEN_HEADER, _NBYTES_OFS    # per call: cells beat globals
+
     def decompress(src, *, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
         table = tables[0]
         if table is None:
@@ -493,10 +518,10 @@ def fast_decompressor(tables: list, fallback):
             except (TypeError, ValueError, BufferError):
                 return fallback(src, nthreads, max_nbytes)   # the reader decides
         n = len(s)
-        if n < 16 or nthreads.__class__ is not int or not 1 <= nthreads <= BK_MAX_THREADS:
+        if n < len_header or nthreads.__class__ is not int or not 1 <= nthreads <= BK_MAX_THREADS:
             del s          # see below: no buffer export may outlive this frame's work
             return fallback(src, nthreads, max_nbytes)
-        nbytes = _nbytes_at(src, 4)[0]
+        nbytes = _nbytes_at(src, nbytes_ofs)[0]
         limit = max_nbytes if max_nbytes == _MAX_NBYTES else _clamp_limit(max_nbytes)
         if nbytes < 2 or nbytes > limit:
             done = _fast_tiny(s, n, nbytes, limit, nthreads, table)
@@ -539,7 +564,7 @@ def check_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: i
     chunks section; ``offsets``: the decoded index, n little-endian int64):
     BK_CHECK_OK, BK_CHECK_SPECIAL or BK_CHECK_PYTHON (see framecheck.c).
     ``deep`` decodes every block (into one chunksize scratch buffer)."""
-    if len(offsets) < 8 * n:
+    if len(offsets) < _LEN_OFFSET * n:
         raise ValueError("check_chunks: fewer offsets than chunks")
     status = bytearray(n)
     scratch = _ffi.new("uint8_t[]", chunksize) if deep else _ffi.NULL
@@ -555,7 +580,7 @@ def decode_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: 
     """Decode n chunks of a contiguous frame into ``dst`` (chunk i at
     ``i * chunksize``; ``dst`` holds ``chunksize * (n - 1) + last_nbytes``
     bytes): one status byte per chunk, as :func:`check_chunks`."""
-    if len(offsets) < 8 * n or len(dst) != chunksize * (n - 1) + last_nbytes:
+    if len(offsets) < _LEN_OFFSET * n or len(dst) != chunksize * (n - 1) + last_nbytes:
         raise ValueError("decode_chunks: offsets or dst do not match n")
     status = bytearray(n)
     _lib.bk_decode_chunks(_ffi.from_buffer("uint8_t[]", section), len(section),
@@ -563,11 +588,6 @@ def decode_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: 
                           chunksize, last_nbytes, table, nthreads,
                           _ffi.from_buffer("uint8_t[]", dst), _ffi.from_buffer("uint8_t[]", status))
     return bytes(status)
-
-
-def beyond_divergences(chunk) -> bool:
-    """The C twin of divergences.beyond_all_reader_divergences (tests only)."""
-    return bool(_lib.bk_beyond_divergences(_ffi.from_buffer("uint8_t[]", chunk), len(chunk)))
 
 
 def decompress_fast(src, table, nthreads: int = 1, max_nbytes: int = _MAX_NBYTES):
@@ -606,21 +626,3 @@ def decompress_fast_into(src, dst, table, nthreads: int = 1):
     if rc == _NOMEM:
         raise MemoryError("decompress_fast_into: no worker could allocate its buffers")
     return None
-
-
-_HEADER_FIELDS = ("version", "versionlz", "flags", "typesize", "nbytes", "blocksize",
-                  "cbytes", "extended", "udcodec", "compcode_meta", "flags2", "b2flags")
-
-
-def read_header(src) -> dict | None:
-    """The chunk header as the fast path reads it (a dict of the C struct's
-    fields, filters and filters_meta as lists), or None when src is shorter
-    than the header its flags announce.  For tests and inspection."""
-    s = _rd(src)
-    h = _ffi.new("bk_header *")
-    if _lib.bk_read_header(s, len(s), h) == 0:
-        return None
-    out = {name: getattr(h, name) for name in _HEADER_FIELDS}
-    out["filters"] = list(h.filters)
-    out["filters_meta"] = list(h.filters_meta)
-    return out

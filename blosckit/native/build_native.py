@@ -7,6 +7,7 @@ works from a checkout).
 """
 import glob
 import os
+import re
 
 import cffi
 
@@ -20,9 +21,19 @@ def _rel(path):
     return os.path.relpath(path, ROOT).replace(os.sep, "/")
 
 
-# The cdef is the API header itself: one declaration of every prototype.
-with open(os.path.join(SRC_DIR, "blosckit_api.h"), encoding="utf-8") as _f:
-    CDEF = _f.read()
+
+
+def _read(name):
+    with open(os.path.join(SRC_DIR, name), encoding="utf-8") as f:
+        return f.read()
+
+
+# The cdef: the format facts' #define lines of the generated header (so
+# Python reads them as lib.BK_...), then the API header itself, one
+# declaration of every prototype, which uses them by name.
+LAYOUT_DEFINES = "\n".join(
+    line for line in _read("blosckit_layout.h").splitlines() if re.match(r"#define BK_\w+ ", line))
+CDEF = LAYOUT_DEFINES + "\n" + _read("blosckit_api.h")
 
 SOURCES = sorted(glob.glob(os.path.join(SRC_DIR, "*.c")))
 

@@ -24,14 +24,16 @@ import functools
 import math
 import re
 import struct
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import msgpack
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from ..chunk.build import build_chunk
-from ..chunk.encode import compress, compress_special, compress_vlblocks
+from ..chunk.encode import compress
+from ..chunk.special import compress_special
+from ..chunk.vlblocks import compress_vlblocks
 from ..chunk.read import decompress
 from ..errors import FormatError
 from ..formats import b2nd as fb
@@ -221,6 +223,22 @@ def chunks(*, codecs: Sequence[str] | None = None, format: str | None = None,
     ``compatible_with="c-blosc2"`` keeps only chunks C-Blosc2 3.3.5 decodes
     to ``data`` (no known divergence applies)."""
     names = tuple(codecs) if codecs is not None else CODECS + ("snappy",)
+    _check_chunk_args(names, format, kinds, compatible_with, max_nbytes)
+    fmts = (format,) if format is not None else FORMATS
+    parts = [_compressed(usable, fmt, max_nbytes)
+             for fmt, usable in _compressed_kinds(names, fmts, kinds)]
+    if "blosc2" in fmts:
+        parts += _blosc2_parts(names, kinds, max_nbytes)
+    if not parts:
+        raise InvalidArgument("no chunk kind fits these constraints")
+    out = st.one_of(*parts)
+    if compatible_with == "c-blosc2":
+        out = out.filter(lambda pair: not divergences.reader_divergences(pair[1]))
+    return out
+
+
+def _check_chunk_args(names: tuple, format: str | None, kinds: Sequence[str],
+                      compatible_with: str | None, max_nbytes: int) -> None:
     _check("codecs", names, CODECS + ("snappy",))
     if format is not None:
         _check("format", format, FORMATS)
@@ -231,27 +249,36 @@ def chunks(*, codecs: Sequence[str] | None = None, format: str | None = None,
         raise InvalidArgument(f"max_nbytes={max_nbytes!r} must be a non-negative int")
     if not names:
         raise InvalidArgument("codecs=(): at least one codec")
-    fmts = (format,) if format is not None else FORMATS
-    parts = []
+
+
+def _compressed_kinds(names: tuple, fmts: tuple,
+                      kinds: Sequence[str]) -> Iterator[tuple[str, tuple]]:
+    """``(format, its usable codecs)`` for each format whose compressed
+    chunks are drawn (snappy writes Blosc1 chunks only)."""
+    if "compressed" not in kinds:
+        return
     for fmt in fmts:
         usable = tuple(c for c in names if fmt == "blosc1" or c != "snappy")
-        if "compressed" in kinds and usable:
-            parts.append(_compressed(usable, fmt, max_nbytes))
-    blosc2_only = [k for k in kinds if k != "compressed"] if "blosc2" in fmts else []
+        if usable:
+            yield fmt, usable
+
+
+def _blosc2_parts(names: tuple, kinds: Sequence[str], max_nbytes: int) -> list:
+    """The strategies of the Blosc2-only kinds asked for, in their order."""
     b2_codecs = tuple(c for c in names if c != "snappy")
-    for k in blosc2_only:
-        if k == "special":
-            parts.append(_special(max_nbytes))
-        elif k == "vlblocks" and b2_codecs:
-            parts.append(_vlblocks(b2_codecs, max_nbytes))
-        elif k == "lowlevel":
-            parts.append(_lowlevel(max_nbytes))
-    if not parts:
-        raise InvalidArgument("no chunk kind fits these constraints")
-    out = st.one_of(*parts)
-    if compatible_with == "c-blosc2":
-        out = out.filter(lambda pair: not divergences.reader_divergences(pair[1]))
-    return out
+    parts = [_blosc2_kind(k, b2_codecs, max_nbytes) for k in kinds]
+    return [p for p in parts if p is not None]
+
+
+def _blosc2_kind(kind: str, b2_codecs: tuple, max_nbytes: int) -> st.SearchStrategy | None:
+    """The strategy of a Blosc2-only kind, None when it draws nothing here."""
+    if kind == "special":
+        return _special(max_nbytes)
+    if kind == "vlblocks" and b2_codecs:
+        return _vlblocks(b2_codecs, max_nbytes)
+    if kind == "lowlevel":
+        return _lowlevel(max_nbytes)
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -289,7 +316,8 @@ def _frame(draw, max_chunks: int, layouts: tuple[int, ...]) -> tuple[list[bytes]
         stored.append(c)
     layout = draw(st.sampled_from(layouts))
     meta = draw(st.dictionaries(_NAMES.filter(lambda s: s not in fb.NAMES), _VALUES,
-                                max_size=3 if layout != 11 else 0))     # 11: no metalayers
+                                min_size=1 if layout == 12 else 0,      # 12: with metalayers,
+                                max_size=3 if layout != 11 else 0))     # 11: without
     vlmeta = draw(st.dictionaries(_NAMES, _VALUES, max_size=3))
     frame = build_frame(stored, chunksize=chunksize, layout=layout,
                         metalayers={k: msgpack.packb(v) for k, v in meta.items()},

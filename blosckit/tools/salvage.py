@@ -50,6 +50,11 @@ _LEN_CHUNK_HEAD = fc.LEN_HEADER               # 16
 _ENTRY = ff.FAST_OFFSET                       # one offsets-index entry
 
 
+# _is_index: how many of the first chunks and positions to pair when the
+# section start is unknown, and how many entries to try before all of them
+_BASE_TRIES = 4
+_INDEX_SAMPLE = 16
+
 Source = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]"]
 
 
@@ -479,13 +484,14 @@ def _is_index(f: _Found, base: int | None, before: list[_Found]) -> bool:
     # a damaged first chunk hides the section start: try the bases that put
     # one of the first positions on one of the first chunks found
     bases = [base] if base is not None else \
-        {c.offset - e for c in before[:4] for e in positions[:4] if c.offset is not None}
+        {c.offset - e for c in before[:_BASE_TRIES] for e in positions[:_BASE_TRIES]
+         if c.offset is not None}
     top = max(positions, default=-1)
     for b in bases:
         if b + top >= (f.offset or 0):
             continue
         # a sample first: a data chunk of int64 rarely gets past 16 entries
-        sample = positions[:16]
+        sample = positions[:_INDEX_SAMPLE]
         if 2 * sum(b + e in at for e in sample) >= len(sample) and \
                 2 * sum(b + e in at for e in positions) >= len(positions):
             return True

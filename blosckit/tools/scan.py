@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..chunk import read as _chunk
 from ..errors import FormatError
+from ..formats import enums
 from ..formats import frame as ff
 from ..formats.describe import chunk_codec
 from ..frame.read import open_frame
@@ -66,8 +67,7 @@ def _frame_at(mv: memoryview, start: int) -> Found | None:
 def _chunk_summary(data: bytes) -> str:
     c = _chunk.parse_chunk(data)
     kind = f"special: {c.special}" if c.special else chunk_codec(c)
-    family = "Blosc2" if c.version >= 3 else "Blosc1"
-    return f"{family} chunk, format version {c.version}, {kind}, {c.nbytes} -> {c.cbytes} bytes"
+    return f"{enums.family(c.version)} chunk, format version {c.version}, {kind}, {c.nbytes} -> {c.cbytes} bytes"
 
 
 def scan(src: Source, *, max_nbytes: int = SCAN_MAX_NBYTES) -> list[Found]:

@@ -1,9 +1,24 @@
 /* blosckit native layer: the functions and structs Python calls.
  *
- * build_native.py hands this file to cffi as its cdef, so it holds plain
- * declarations only (no preprocessor lines).  All lengths are byte counts;
+ * build_native.py hands this file to cffi as its cdef, after the #define
+ * lines of blosckit_layout.h (the format facts, which it uses by name), so
+ * it holds plain declarations only (no preprocessor lines).  All lengths are byte counts;
  * functions that can fail return a negative BK_E* code.
  */
+
+/* Native codec kinds: the codec a block loop calls (bk_chunk, bk_encoder,
+ * bk_codec_entry).  A decoder's kind is the codec format its streams are
+ * stored under; LZ4HC, whose streams are stored as lz4's, is an encoder
+ * kind of its own: its codec id (the format with that number, snappy, has
+ * no native codec). */
+enum {
+  BK_KIND_NONE = -1,
+  BK_KIND_BLOSCLZ = BK_COMPFORMAT_BLOSCLZ,
+  BK_KIND_LZ4 = BK_COMPFORMAT_LZ4,
+  BK_KIND_LZ4HC = BK_CODEC_LZ4HC,
+  BK_KIND_ZLIB = BK_COMPFORMAT_ZLIB,
+  BK_KIND_ZSTD = BK_COMPFORMAT_ZSTD
+};
 
 /* cpu.c: run-time choice of the vector code path */
 int bk_simd_level(void);            /* level in use now */
@@ -57,8 +72,9 @@ typedef struct {
   int32_t nblocks, nbytes, blocksize, typesize;
   int version, split, token_follows, uses_delta;
   int nfilters;              /* filters to undo, in decode order */
-  uint8_t filter_ids[6], filter_metas[6];
-  int codec_kind;            /* BK_CODEC_* */
+  uint8_t filter_ids[BK_CHUNK_EXTENDED_FILTERS_COUNT];
+  uint8_t filter_metas[BK_CHUNK_EXTENDED_FILTERS_META_COUNT];
+  int codec_kind;            /* BK_KIND_* */
   void *fn, *fn_dict, *fn_error, *fn_new, *fn_free;  /* the codec package's C entry points */
   void *fn_begin, *fn_end;   /* zlib: per-stream init and end */
   const uint8_t *dict;
@@ -77,8 +93,9 @@ typedef struct {
   int32_t nbytes, blocksize, typesize, nblocks;
   int version, split, detect_runs;
   int nfilters;              /* filters to apply, in slot order */
-  uint8_t filter_ids[6], filter_metas[6];
-  int codec_kind, clevel;
+  uint8_t filter_ids[BK_CHUNK_EXTENDED_FILTERS_COUNT];
+  uint8_t filter_metas[BK_CHUNK_EXTENDED_FILTERS_META_COUNT];
+  int codec_kind, clevel;    /* BK_KIND_*, the codec's level */
   int codec_param;           /* blosclz: flavor; lz4: acceleration; lz4hc, zstd: level */
   void *fn, *fn_error, *fn_new, *fn_free;
   void *fn_begin, *fn_end;   /* zlib: per-stream init and end */
@@ -102,19 +119,20 @@ typedef struct {
   int version, versionlz, flags, typesize;
   int32_t nbytes, blocksize, cbytes;
   int extended;              /* 0: only the first 16 bytes are filled */
-  uint8_t filters[6], filters_meta[6];
+  uint8_t filters[BK_CHUNK_EXTENDED_FILTERS_COUNT];
+  uint8_t filters_meta[BK_CHUNK_EXTENDED_FILTERS_META_COUNT];
   int udcodec, compcode_meta, flags2, b2flags;
 } bk_header;
 int bk_read_header(const uint8_t *src, size_t len, bk_header *h);
 
-/* The codecs the fast path may call, indexed by the chunk's codec format
- * (flags >> 5); kind BK_CODEC_NONE (-1) where there is none. */
+/* The codecs the fast path may call, indexed by the chunk's codec format;
+ * kind BK_KIND_NONE where there is none. */
 typedef struct {
   int kind;
   void *fn, *fn_dict, *fn_error, *fn_new, *fn_free, *fn_begin, *fn_end;
 } bk_codec_entry;
 typedef struct {
-  bk_codec_entry by_format[8];
+  bk_codec_entry by_format[BK_CHUNK_HEADER_FLAGS_COMPFORMAT_MASK + 1];
 } bk_codec_table;
 
 enum {

@@ -1,7 +1,9 @@
 /* blosckit native layer: constants, the API (blosckit_api.h) and internal helpers.
  *
  * All lengths are byte counts.  Functions that can fail return a negative
- * BK_E* code; the Python wrapper turns those into exceptions.
+ * BK_E* code; the Python wrapper turns those into exceptions.  Every fact of
+ * the Blosc formats (offsets, widths, bits, ids, limits) comes from
+ * blosckit_layout.h, generated from the declarations in blosckit/formats/.
  */
 #ifndef BLOSCKIT_NATIVE_H
 #define BLOSCKIT_NATIVE_H
@@ -17,16 +19,42 @@
 #define BK_EPARAM (-1)
 #define BK_ENOMEM (-2)
 
-#define BK_CODEC_NONE (-1)
-#define BK_CODEC_BLOSCLZ 0
-#define BK_CODEC_LZ4 1
-#define BK_CODEC_ZSTD 4
-#define BK_CODEC_LZ4HC 2
-#define BK_CODEC_ZLIB 3
-
+#include "blosckit_layout.h"
 #include "blosckit_api.h"
 
 /* internal helpers shared between translation units */
+
+/* The little-endian int32 fields of chunks (nbytes, blocksize, cbytes,
+ * bstarts, csizes, dsize).  BK_CHECK_INT32 fails the build when a
+ * declaration no longer gives a field read with bk_le32 that type. */
+#define BK_CHECK_INT32(what, width, is_signed) \
+  _Static_assert((width) == (int)sizeof(int32_t) && (is_signed), what " is no int32")
+_Static_assert(BK_CHUNK_HEADER_LITTLE_ENDIAN, "chunk integers are little-endian");
+BK_CHECK_INT32("a bstart", BK_CHUNK_LEN_BSTART, 1);
+BK_CHECK_INT32("a csize", BK_CHUNK_LEN_CSIZE, 1);
+BK_CHECK_INT32("dsize", BK_CHUNK_LEN_DSIZE, 1);
+static inline int32_t bk_le32(const uint8_t *p) {
+  return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+                   ((uint32_t)p[3] << 24));
+}
+static inline void bk_put_le32(uint8_t *p, int32_t v) {
+  uint32_t u = (uint32_t)v;
+  p[0] = (uint8_t)u;
+  p[1] = (uint8_t)(u >> 8);
+  p[2] = (uint8_t)(u >> 16);
+  p[3] = (uint8_t)(u >> 24);
+}
+
+/* The codec format held in a chunk's flags byte. */
+static inline int bk_compformat(int flags) {
+  return (flags >> BK_CHUNK_HEADER_FLAGS_COMPFORMAT_SHIFT) & BK_CHUNK_HEADER_FLAGS_COMPFORMAT_MASK;
+}
+
+/* blosc2_flags bits of the chunks the one-call paths (fastpath.c,
+ * framecheck.c) leave to the Python reader: lazy, special, instrumented. */
+#define BK_B2FLAGS_DECLINED                                                         \
+  (BK_CHUNK_EXTENDED_BLOSC2_FLAGS_LAZY_BITS | BK_CHUNK_EXTENDED_BLOSC2_FLAGS_SPECIAL_BITS | \
+   BK_CHUNK_EXTENDED_BLOSC2_FLAGS_INSTRUMENTED_BITS)
 
 /* zng_once.c: one zlib stream in one call (inflate, or deflate at `level`);
  * bytes produced, or -1 when the stream does not finish in dst */

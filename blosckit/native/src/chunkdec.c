@@ -16,10 +16,7 @@
 
 #include "blosckit_native.h"
 
-static int32_t read_i32(const uint8_t *p) {
-  return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-                   ((uint32_t)p[3] << 24));
-}
+_Static_assert(BK_CHUNK_LEN_TOKEN == 1, "the token is read as one byte");
 
 typedef int (*lz4_fn)(const char *, char *, int, int);
 typedef int (*lz4_dict_fn)(const char *, char *, int, int, const char *, int);
@@ -34,14 +31,14 @@ typedef size_t (*zstd_free_fn)(void *);
 static int64_t run_codec(const bk_chunk *c, void *zctx, const uint8_t *src, int32_t srclen,
                          uint8_t *dst, int32_t dstlen) {
   switch (c->codec_kind) {
-    case BK_CODEC_BLOSCLZ:
+    case BK_KIND_BLOSCLZ:
       return bk_blosclz_decompress(src, (size_t)srclen, dst, (size_t)dstlen);
-    case BK_CODEC_LZ4:
+    case BK_KIND_LZ4:
       if (c->dict != NULL)
         return ((lz4_dict_fn)c->fn_dict)((const char *)src, (char *)dst, srclen, dstlen,
                                          (const char *)c->dict, c->dictlen);
       return ((lz4_fn)c->fn)((const char *)src, (char *)dst, srclen, dstlen);
-    case BK_CODEC_ZSTD: {
+    case BK_KIND_ZSTD: {
       size_t r;
       if (zctx == NULL) return -1;
       if (c->dict != NULL)
@@ -52,7 +49,7 @@ static int64_t run_codec(const bk_chunk *c, void *zctx, const uint8_t *src, int3
       if (((zstd_err_fn)c->fn_error)(r)) return -1;
       return (int64_t)r;
     }
-    case BK_CODEC_ZLIB:
+    case BK_KIND_ZLIB:
       return bk_zng_once(1, c->fn_begin, c->fn, c->fn_end, 0, src, srclen, dst, dstlen);
     default:
       return -1;
@@ -73,22 +70,24 @@ static int run_filters(const bk_chunk *c, int32_t j, uint8_t *cur, uint8_t *dst,
     size_t group = meta ? (size_t)meta : (size_t)c->typesize;
     int rc = 0;
     switch (c->filter_ids[f]) {
-      case 1:
+      case BK_FILTER_SHUFFLE:
         rc = bk_unshuffle(cur, nxt, (size_t)bsize, group);
         break;
-      case 2:
-        rc = bk_bitunshuffle(cur, nxt, (size_t)bsize, (size_t)c->typesize, c->version <= 2);
+      case BK_FILTER_BITSHUFFLE:   /* Blosc1 chunks: the legacy bit order rule */
+        rc = bk_bitunshuffle(cur, nxt, (size_t)bsize, (size_t)c->typesize,
+                             c->version <= BK_VERSION_BLOSC1);
         break;
-      case 3:
+      case BK_FILTER_DELTA:
         memcpy(nxt, cur, (size_t)bsize);
         if (j == 0)
           bk_delta_decode(nxt, nxt, (size_t)bsize, (size_t)c->typesize, 1);
         else
           bk_delta_decode(c->dst, nxt, (size_t)bsize, (size_t)c->typesize, 0);
         break;
-      case 34:
-      case 35:
-        bk_bytedelta_decode(cur, nxt, (size_t)bsize, group, c->filter_ids[f] == 34);
+      case BK_FILTER_BYTEDELTA_BUGGY:
+      case BK_FILTER_BYTEDELTA:
+        bk_bytedelta_decode(cur, nxt, (size_t)bsize, group,
+                            c->filter_ids[f] == BK_FILTER_BYTEDELTA_BUGGY);
         break;
       default:
         return -1;
@@ -106,24 +105,25 @@ static int decode_block(const bk_chunk *c, int32_t j, uint8_t *s1, uint8_t *s2, 
   int32_t nstreams = (c->split && !leftover) ? c->typesize : 1;
   int32_t neblock = bsize / nstreams;
   uint8_t *target = c->nfilters ? s1 : dst;
-  int64_t pos = c->bstarts_le ? read_i32(c->bstarts_le + 4 * (int64_t)j) : c->bstarts[j];
+  int64_t pos = c->bstarts_le ? bk_le32(c->bstarts_le + BK_CHUNK_LEN_BSTART * (int64_t)j)
+                              : c->bstarts[j];
   const int64_t end = c->cbytes;
 
   if (neblock <= 0 || (int64_t)neblock * nstreams != bsize) return -1;
   for (int32_t k = 0; k < nstreams; k++) {
     uint8_t *seg = target + (int64_t)k * neblock;
     int32_t csize;
-    if (pos < 0 || pos + 4 > end) return -1;
-    csize = read_i32(c->src + pos);
-    pos += 4;
+    if (pos < 0 || pos + BK_CHUNK_LEN_CSIZE > end) return -1;
+    csize = bk_le32(c->src + pos);
+    pos += BK_CHUNK_LEN_CSIZE;
     if (csize == 0) {
       memset(seg, 0, (size_t)neblock);
     } else if (csize < 0) {
       if (c->token_follows) {
-        if (pos >= end || !(c->src[pos] & 1)) return -1;
-        pos += 1;
+        if (pos + BK_CHUNK_LEN_TOKEN > end || !(c->src[pos] & BK_CHUNK_TOKEN_RUN)) return -1;
+        pos += BK_CHUNK_LEN_TOKEN;
       }
-      if (csize < -255) return -1;
+      if (csize < -BK_CHUNK_MAX_RUN_BYTE) return -1;
       memset(seg, (uint8_t)(-csize), (size_t)neblock);
     } else {
       if ((int64_t)csize > end - pos) return -1;
@@ -149,7 +149,7 @@ static int decode_one(void *arg, bk_worker *w, int32_t j) {
  * With delta, first must be 0 (blocks refer to block 0). */
 int32_t bk_decode_chunk(const bk_chunk *c, int nthreads) {
   size_t scratch = c->nfilters ? (size_t)c->blocksize : 0;
-  void *ctx_new = c->codec_kind == BK_CODEC_ZSTD ? c->fn_new : NULL;
+  void *ctx_new = c->codec_kind == BK_KIND_ZSTD ? c->fn_new : NULL;
   int32_t stop = c->count ? c->first + c->count : c->nblocks;
   if (c->nblocks <= 0) return -1;
   if (c->first < 0 || stop > c->nblocks || c->first >= stop || (c->uses_delta && c->first))

@@ -15,43 +15,37 @@
 
 #include "blosckit_native.h"
 
+_Static_assert(BK_CHUNK_LEN_TOKEN == 1, "the token is written as one byte");
+
 typedef int (*lz4_fast_fn)(const char *, char *, int, int, int);
 typedef size_t (*zstd_cctx_fn)(void *, void *, size_t, const void *, size_t, int);
 typedef unsigned (*zstd_err_fn)(size_t);
 typedef void *(*new_fn)(void);
 typedef size_t (*free_fn)(void *);
 
-static void write_i32(uint8_t *p, int32_t v) {
-  uint32_t u = (uint32_t)v;
-  p[0] = (uint8_t)u;
-  p[1] = (uint8_t)(u >> 8);
-  p[2] = (uint8_t)(u >> 16);
-  p[3] = (uint8_t)(u >> 24);
-}
-
 /* Encode one stream with the chunk's codec; 0 when it does not fit. */
 static int64_t encode_stream(const bk_encoder *e, void *ctx, const uint8_t *src, int32_t len,
                              uint8_t *dst, int32_t maxout) {
   switch (e->codec_kind) {
-    case BK_CODEC_BLOSCLZ: {
+    case BK_KIND_BLOSCLZ: {
       int64_t n = bk_blosclz_compress(e->clevel, src, (size_t)len, dst, (size_t)maxout,
                                       e->codec_param, e->split);
       return n > 0 ? n : 0;
     }
-    case BK_CODEC_LZ4:
-    case BK_CODEC_LZ4HC: {
+    case BK_KIND_LZ4:
+    case BK_KIND_LZ4HC: {
       /* fast mode takes an acceleration, HC a level: both one int */
       int n = ((lz4_fast_fn)e->fn)((const char *)src, (char *)dst, len, maxout,
                                    e->codec_param);
       return n > 0 ? n : 0;
     }
-    case BK_CODEC_ZSTD: {
+    case BK_KIND_ZSTD: {
       size_t r;
       if (ctx == NULL) return -1;
       r = ((zstd_cctx_fn)e->fn)(ctx, dst, (size_t)maxout, src, (size_t)len, e->codec_param);
       return ((zstd_err_fn)e->fn_error)(r) ? 0 : (int64_t)r;
     }
-    case BK_CODEC_ZLIB: {
+    case BK_KIND_ZLIB: {
       int64_t n = bk_zng_once(0, e->fn_begin, e->fn, e->fn_end, e->codec_param, src, len, dst,
                               maxout);
       return n > 0 ? n : 0;
@@ -75,22 +69,23 @@ static int apply_filters(const bk_encoder *e, int32_t j, const uint8_t *block, i
     size_t group = meta ? (size_t)meta : (size_t)e->typesize;
     int rc = 0;
     switch (e->filter_ids[f]) {
-      case 1:
+      case BK_FILTER_SHUFFLE:
         rc = bk_shuffle(cur, nxt, (size_t)bsize, group);
         break;
-      case 2:
-        rc = bk_bitshuffle(cur, nxt, (size_t)bsize, (size_t)e->typesize, e->version <= 2);
+      case BK_FILTER_BITSHUFFLE:   /* Blosc1 chunks: the legacy bit order rule */
+        rc = bk_bitshuffle(cur, nxt, (size_t)bsize, (size_t)e->typesize,
+                           e->version <= BK_VERSION_BLOSC1);
         break;
-      case 3:
+      case BK_FILTER_DELTA:
         /* block 0 is XORed with itself shifted, the others with the raw
            (unfiltered) first block of the input */
         bk_delta_encode(j == 0 ? cur : e->src, cur, nxt, (size_t)bsize, (size_t)e->typesize,
                         j == 0);
         break;
-      case 4:
+      case BK_FILTER_TRUNC_PREC:
         rc = bk_trunc_prec(cur, nxt, (size_t)bsize, (size_t)e->typesize, (int8_t)meta);
         break;
-      case 35:
+      case BK_FILTER_BYTEDELTA:
         bk_bytedelta_encode(cur, nxt, (size_t)bsize, group, 0);
         break;
       default:
@@ -118,13 +113,15 @@ static int encode_block(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2
   for (int32_t k = 0; k < nstreams; k++) {
     const uint8_t *piece = data + (int64_t)k * neblock;
     int64_t n;
-    pos += 4;
+    int64_t at = pos;         /* the stream's csize */
+    pos += BK_CHUNK_LEN_CSIZE;
     if (e->detect_runs && is_run(piece, neblock)) {
       if (piece[0]) {
-        write_i32(out + pos - 4, -(int32_t)piece[0]);
-        out[pos++] = 0x01;    /* token: a run of one byte value */
+        bk_put_le32(out + at, -(int32_t)piece[0]);
+        out[pos] = BK_CHUNK_TOKEN_RUN;    /* token: a run of one byte value */
+        pos += BK_CHUNK_LEN_TOKEN;
       } else {
-        write_i32(out + pos - 4, 0);
+        bk_put_le32(out + at, 0);
       }
       if (pos > need) need = pos;
       continue;
@@ -136,7 +133,7 @@ static int encode_block(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2
       memcpy(out + pos, piece, (size_t)neblock);
       n = neblock;
     }
-    write_i32(out + pos - 4, (int32_t)n);
+    bk_put_le32(out + at, (int32_t)n);
     pos += n;
   }
   e->sizes[j] = (int32_t)pos;
@@ -150,7 +147,7 @@ static int encode_one(void *arg, bk_worker *w, int32_t j) {
 
 int bk_encode_blocks(const bk_encoder *e, int nthreads) {
   size_t scratch = e->nfilters ? (size_t)e->blocksize : 0;
-  void *ctx_new = e->codec_kind == BK_CODEC_ZSTD ? e->fn_new : NULL;
+  void *ctx_new = e->codec_kind == BK_KIND_ZSTD ? e->fn_new : NULL;
   if (e->nblocks <= 0) return 0;
   int32_t r = bk_parallel_blocks(encode_one, (void *)e, 0, e->nblocks, nthreads, scratch,
                                  ctx_new, e->fn_free);

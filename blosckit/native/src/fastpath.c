@@ -14,80 +14,98 @@
 
 #include "blosckit_native.h"
 
-#define LEN_HEADER 16
-#define LEN_EXTENDED 32
-#define MAX_BLOCKSIZE 536866816 /* the largest block C-Blosc2 accepts */
-#define MAX_DICTSIZE 32768
-
-#define FLAG_MEMCPYED 0x02
-#define FLAG_DONT_SPLIT 0x10
-#define B2_DICT 0x01
-/* lazy (bit 3), special kind (bits 4-6) and instrumented (bit 7) */
-#define B2_NOT_HANDLED 0xF8
-
-static int32_t le32(const uint8_t *p)
-{
-    return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-                     ((uint32_t)p[3] << 24));
-}
+BK_CHECK_INT32("nbytes", BK_CHUNK_HEADER_NBYTES_SIZE, BK_CHUNK_HEADER_NBYTES_SIGNED);
+BK_CHECK_INT32("blocksize", BK_CHUNK_HEADER_BLOCKSIZE_SIZE, BK_CHUNK_HEADER_BLOCKSIZE_SIGNED);
+BK_CHECK_INT32("cbytes", BK_CHUNK_HEADER_CBYTES_SIZE, BK_CHUNK_HEADER_CBYTES_SIGNED);
+/* bk_header holds either extended layout, whose filter arrays are bytes */
+_Static_assert(BK_CHUNK_EXTENDED_FILTERS_SIZE == BK_CHUNK_EXTENDED_FILTERS_COUNT &&
+               BK_CHUNK_EXTENDED_ALPHA_FILTERS_SIZE == BK_CHUNK_EXTENDED_ALPHA_FILTERS_COUNT &&
+               BK_CHUNK_EXTENDED_ALPHA_FILTERS_COUNT <= BK_CHUNK_EXTENDED_FILTERS_COUNT &&
+               BK_CHUNK_EXTENDED_ALPHA_FILTERS_META_COUNT <= BK_CHUNK_EXTENDED_FILTERS_META_COUNT &&
+               BK_CHUNK_EXTENDED_ALPHA_END == BK_CHUNK_EXTENDED_END,
+               "the extended header layouts no longer fit bk_header");
 
 int bk_read_header(const uint8_t *src, size_t len, bk_header *h)
 {
     memset(h, 0, sizeof *h);
-    if (len < LEN_HEADER)
+    if (len < BK_CHUNK_HEADER_END)
         return 0;
-    h->version = src[0];
-    h->versionlz = src[1];
-    h->flags = src[2];
-    h->typesize = src[3];
-    h->nbytes = le32(src + 4);
-    h->blocksize = le32(src + 8);
-    h->cbytes = le32(src + 12);
-    if ((h->flags & 0x05) != 0x05)   /* shuffle + bitshuffle bits: 32-byte header */
-        return LEN_HEADER;
-    if (len < LEN_EXTENDED)
+    h->version = src[BK_CHUNK_HEADER_VERSION_OFS];
+    h->versionlz = src[BK_CHUNK_HEADER_VERSIONLZ_OFS];
+    h->flags = src[BK_CHUNK_HEADER_FLAGS_OFS];
+    h->typesize = src[BK_CHUNK_HEADER_TYPESIZE_OFS];
+    h->nbytes = bk_le32(src + BK_CHUNK_HEADER_NBYTES_OFS);
+    h->blocksize = bk_le32(src + BK_CHUNK_HEADER_BLOCKSIZE_OFS);
+    h->cbytes = bk_le32(src + BK_CHUNK_HEADER_CBYTES_OFS);
+    if ((h->flags & BK_CHUNK_FLAGS_EXTENDED_BITS) != BK_CHUNK_FLAGS_EXTENDED_BITS)
+        return BK_CHUNK_HEADER_END;
+    if (len < BK_CHUNK_EXTENDED_END)
         return 0;
     h->extended = 1;
-    h->b2flags = src[31];
-    if (h->version == 3) {
-        /* the alpha layout: five slots and their metas, the rest reserved */
-        memcpy(h->filters, src + 16, 5);
-        memcpy(h->filters_meta, src + 24, 5);
-        return LEN_EXTENDED;
+    if (h->version == BK_CHUNK_EXTENDED_ALPHA_VERSION) {
+        /* fewer slots and no codec bytes; the rest is reserved */
+        memcpy(h->filters, src + BK_CHUNK_EXTENDED_ALPHA_FILTERS_OFS,
+               BK_CHUNK_EXTENDED_ALPHA_FILTERS_COUNT);
+        memcpy(h->filters_meta, src + BK_CHUNK_EXTENDED_ALPHA_FILTERS_META_OFS,
+               BK_CHUNK_EXTENDED_ALPHA_FILTERS_META_COUNT);
+        h->b2flags = src[BK_CHUNK_EXTENDED_ALPHA_BLOSC2_FLAGS_OFS];
+        return BK_CHUNK_EXTENDED_ALPHA_END;
     }
-    memcpy(h->filters, src + 16, 6);
-    h->udcodec = src[22];
-    h->compcode_meta = src[23];
-    memcpy(h->filters_meta, src + 24, 6);
-    h->flags2 = src[30];
-    return LEN_EXTENDED;
+    memcpy(h->filters, src + BK_CHUNK_EXTENDED_FILTERS_OFS, BK_CHUNK_EXTENDED_FILTERS_COUNT);
+    h->udcodec = src[BK_CHUNK_EXTENDED_UDCODEC_OFS];
+    h->compcode_meta = src[BK_CHUNK_EXTENDED_COMPCODE_META_OFS];
+    memcpy(h->filters_meta, src + BK_CHUNK_EXTENDED_FILTERS_META_OFS,
+           BK_CHUNK_EXTENDED_FILTERS_META_COUNT);
+    h->flags2 = src[BK_CHUNK_EXTENDED_BLOSC2_FLAGS2_OFS];
+    h->b2flags = src[BK_CHUNK_EXTENDED_BLOSC2_FLAGS_OFS];
+    return BK_CHUNK_EXTENDED_END;
 }
 
-/* Filter ids this path knows how to undo (4, trunc_prec, needs nothing). */
+/* Filter ids this path knows how to undo (trunc_prec needs nothing). */
 static int known_filter(int id)
 {
-    return id == 0 || id == 1 || id == 2 || id == 3 || id == 4 || id == 34 || id == 35;
+    switch (id) {
+    case BK_FILTER_NOFILTER:
+    case BK_FILTER_SHUFFLE:
+    case BK_FILTER_BITSHUFFLE:
+    case BK_FILTER_DELTA:
+    case BK_FILTER_TRUNC_PREC:
+    case BK_FILTER_BYTEDELTA_BUGGY:
+    case BK_FILTER_BYTEDELTA:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Codec formats this path may decode (when the table has their codec). */
+static int known_format(int fmt)
+{
+    return fmt == BK_COMPFORMAT_BLOSCLZ || fmt == BK_COMPFORMAT_LZ4 ||
+           fmt == BK_COMPFORMAT_ZLIB || fmt == BK_COMPFORMAT_ZSTD;
 }
 
 /* The codec entry when the chunk is one this path handles, else NULL. */
 static const bk_codec_entry *handled(const bk_header *h, const bk_codec_table *t)
 {
-    int fmt = h->flags >> 5;
+    int fmt = bk_compformat(h->flags);
     const bk_codec_entry *e;
-    if (!h->extended || (h->version != 4 && h->version != 5))
+    if (!h->extended ||
+        (h->version != BK_VERSION_BLOSC2_BETA1 && h->version != BK_VERSION_BLOSC2_STABLE))
         return NULL;
-    if (h->flags2 != 0 || (h->b2flags & B2_NOT_HANDLED))
+    if (h->flags2 != 0 || (h->b2flags & BK_B2FLAGS_DECLINED))
         return NULL;
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < BK_CHUNK_EXTENDED_FILTERS_COUNT; k++)
         if (!known_filter(h->filters[k]))
             return NULL;
-    if (fmt != 0 && fmt != 1 && fmt != 3 && fmt != 4)
+    if (!known_format(fmt))
         return NULL;
     e = &t->by_format[fmt];
-    if (e->kind == BK_CODEC_NONE)
+    if (e->kind == BK_KIND_NONE)
         return NULL;
     /* the reader hands a dictionary to lz4 and zstd only */
-    if ((h->b2flags & B2_DICT) && e->kind != BK_CODEC_LZ4 && e->kind != BK_CODEC_ZSTD)
+    if ((h->b2flags & BK_CHUNK_EXTENDED_BLOSC2_FLAGS_USE_DICT_BITS) && e->kind != BK_KIND_LZ4 &&
+        e->kind != BK_KIND_ZSTD)
         return NULL;
     return e;
 }
@@ -96,7 +114,7 @@ static const bk_codec_entry *handled(const bk_header *h, const bk_codec_table *t
 typedef struct {
     int32_t blocksize; /* clamped to nbytes */
     int32_t nblocks;
-    int kind;          /* 0 empty, 1 memcpyed, 2 blocks */
+    enum { BODY_EMPTY, BODY_MEMCPYED, BODY_BLOCKS } kind;
     int split;
     const uint8_t *dict;
     int32_t dictlen;
@@ -106,11 +124,11 @@ typedef struct {
  * T-max-nbytes; the extended header is known to be there). */
 static int header_ok(const bk_header *h, size_t srclen, int32_t max_nbytes)
 {
-    if (h->cbytes < LEN_EXTENDED || h->typesize == 0)
+    if (h->cbytes < BK_CHUNK_EXTENDED_END || h->typesize == 0)
         return 0;
     if (h->nbytes < 0 || h->nbytes > max_nbytes)
         return 0;
-    if (h->blocksize <= 0 || h->blocksize > MAX_BLOCKSIZE)
+    if (h->blocksize <= 0 || h->blocksize > BK_CHUNK_MAX_BLOCKSIZE)
         return 0;
     return (uint64_t)h->cbytes <= (uint64_t)srclen;
 }
@@ -119,14 +137,15 @@ static int header_ok(const bk_header *h, size_t srclen, int32_t max_nbytes)
 static int64_t read_dict(const uint8_t *src, const bk_header *h, int64_t end, layout *L)
 {
     int32_t dsize;
-    if (end + 4 > h->cbytes)
+    if (end + BK_CHUNK_LEN_DSIZE > h->cbytes)
         return -1;
-    dsize = le32(src + end);
-    if (dsize <= 0 || dsize > MAX_DICTSIZE || end + 4 + dsize > h->cbytes)
+    dsize = bk_le32(src + end);
+    if (dsize <= 0 || dsize > BK_CHUNK_MAX_DICTSIZE ||
+        end + BK_CHUNK_LEN_DSIZE + dsize > h->cbytes)
         return -1;
-    L->dict = src + end + 4;
+    L->dict = src + end + BK_CHUNK_LEN_DSIZE;
     L->dictlen = dsize;
-    return end + 4 + dsize;
+    return end + BK_CHUNK_LEN_DSIZE + dsize;
 }
 
 /* Every rule the reader applies before decoding (cbytes <= srclen holds). */
@@ -137,33 +156,33 @@ static int layout_ok(const uint8_t *src, const bk_header *h, layout *L)
     L->nblocks = 0;
     L->dict = NULL;
     L->dictlen = 0;
-    L->split = !(h->flags & FLAG_DONT_SPLIT);
+    L->split = !(h->flags & BK_CHUNK_HEADER_FLAGS_DONT_SPLIT_BITS);
     if (nb > 0) {
         if (L->blocksize > nb)
             L->blocksize = (int32_t)nb;   /* as C-Blosc2 does (H13) */
         L->nblocks = (int32_t)((nb + L->blocksize - 1) / L->blocksize);
     }
-    if (h->flags & FLAG_MEMCPYED) {
-        L->kind = 1;
-        return cb == nb + LEN_EXTENDED;   /* D3 */
+    if (h->flags & BK_CHUNK_HEADER_FLAGS_MEMCPYED_BITS) {
+        L->kind = BODY_MEMCPYED;
+        return cb == nb + BK_CHUNK_EXTENDED_END;   /* D3 */
     }
     if (nb == 0) {
-        L->kind = 0;
-        return cb == LEN_EXTENDED;        /* D4 */
+        L->kind = BODY_EMPTY;
+        return cb == BK_CHUNK_EXTENDED_END;        /* D4 */
     }
-    L->kind = 2;
-    end = LEN_EXTENDED + 4 * (int64_t)L->nblocks;
+    L->kind = BODY_BLOCKS;
+    end = BK_CHUNK_EXTENDED_END + BK_CHUNK_LEN_BSTART * (int64_t)L->nblocks;
     if (end > cb)                         /* D6 (cbytes is within the buffer) */
         return 0;
     lo = end;
-    if (h->b2flags & B2_DICT) {
+    if (h->b2flags & BK_CHUNK_EXTENDED_BLOSC2_FLAGS_USE_DICT_BITS) {
         lo = read_dict(src, h, end, L);
         if (lo < 0)
             return 0;
     }
-    hi = cb - 4;
+    hi = cb - BK_CHUNK_LEN_CSIZE;
     for (int32_t j = 0; j < L->nblocks; j++) {   /* B1 */
-        int32_t b = le32(src + LEN_EXTENDED + 4 * (int64_t)j);
+        int32_t b = bk_le32(src + BK_CHUNK_EXTENDED_END + BK_CHUNK_LEN_BSTART * (int64_t)j);
         if (b < lo || b > hi)
             return 0;
     }
@@ -183,22 +202,23 @@ static int decode_blocks(const uint8_t *src, const bk_header *h, const layout *L
     memset(&c, 0, sizeof c);
     c.src = src;
     c.cbytes = h->cbytes;
-    c.bstarts_le = src + LEN_EXTENDED;
+    c.bstarts_le = src + BK_CHUNK_EXTENDED_END;
     c.nblocks = L->nblocks;
     c.nbytes = h->nbytes;
     c.blocksize = L->blocksize;
     c.typesize = h->typesize;
     c.version = h->version;
     c.split = L->split;
-    c.token_follows = 1;                 /* versions >= 4 */
-    for (int slot = 5; slot >= 0; slot--) {   /* decode order: last slot first */
+    c.token_follows = h->version >= BK_CHUNK_TOKEN_MIN_VERSION;
+    /* decode order: last slot first */
+    for (int slot = BK_CHUNK_EXTENDED_FILTERS_COUNT - 1; slot >= 0; slot--) {
         int id = h->filters[slot];
-        if (id == 0 || id == 4)
+        if (id == BK_FILTER_NOFILTER || id == BK_FILTER_TRUNC_PREC)
             continue;                   /* nothing to undo */
         c.filter_ids[c.nfilters] = (uint8_t)id;
         c.filter_metas[c.nfilters] = h->filters_meta[slot];
         c.nfilters++;
-        if (id == 3)
+        if (id == BK_FILTER_DELTA)
             c.uses_delta = 1;
     }
     c.codec_kind = e->kind;
@@ -240,10 +260,10 @@ int bk_fast_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t d
         return BK_FAST_DONE;             /* checked, nothing decoded */
     if ((uint64_t)h.nbytes > dstlen)
         return BK_FAST_SMALL_DST;
-    if (L.kind == 0)
+    if (L.kind == BODY_EMPTY)
         return BK_FAST_DONE;
-    if (L.kind == 1) {
-        memcpy(dst, src + LEN_EXTENDED, (size_t)h.nbytes);
+    if (L.kind == BODY_MEMCPYED) {
+        memcpy(dst, src + BK_CHUNK_EXTENDED_END, (size_t)h.nbytes);
         return BK_FAST_DONE;
     }
     return decode_blocks(src, &h, &L, e, dst, nthreads);

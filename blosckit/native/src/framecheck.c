@@ -13,20 +13,32 @@
 
 #include "blosckit_native.h"
 
+/* The index entries are read as the host's int64 (little-endian hosts). */
+_Static_assert(BK_FRAME_LEN_OFFSET == (int)sizeof(int64_t), "an offset is an int64");
+
 /* Mirrors divergences.beyond_all_reader_divergences (a test compares the
- * two on every header byte value of chunks of many kinds). */
+ * two on every header byte value of chunks of many kinds); c holds the
+ * extended header. */
 static int beyond_divergences(const uint8_t *c) {
-  if (c[0] != 4 && c[0] != 5) return 0;
-  if ((c[2] & 0x05) != 0x05) return 0;
-  if (c[31] & 0xF8) return 0;                      /* special, lazy, instrumented */
-  if ((c[2] >> 5) == 2) return 0;                  /* snappy */
-  if ((c[2] & 0x02) && (c[31] & 0x01)) return 0;   /* memcpyed with use_dict */
-  for (int k = 0; k < 6; k++)                      /* bytedelta with meta 0 */
-    if ((c[16 + k] == 34 || c[16 + k] == 35) && c[24 + k] == 0) return 0;
+  int version = c[BK_CHUNK_HEADER_VERSION_OFS];
+  int flags = c[BK_CHUNK_HEADER_FLAGS_OFS];
+  int b2 = c[BK_CHUNK_EXTENDED_BLOSC2_FLAGS_OFS];
+  const uint8_t *ids = c + BK_CHUNK_EXTENDED_FILTERS_OFS;
+  const uint8_t *metas = c + BK_CHUNK_EXTENDED_FILTERS_META_OFS;
+  if (version != BK_VERSION_BLOSC2_BETA1 && version != BK_VERSION_BLOSC2_STABLE) return 0;
+  if ((flags & BK_CHUNK_FLAGS_EXTENDED_BITS) != BK_CHUNK_FLAGS_EXTENDED_BITS) return 0;
+  if (b2 & BK_B2FLAGS_DECLINED) return 0;                  /* special, lazy, instrumented */
+  if (bk_compformat(flags) == BK_COMPFORMAT_SNAPPY) return 0;
+  if ((flags & BK_CHUNK_HEADER_FLAGS_MEMCPYED_BITS) &&
+      (b2 & BK_CHUNK_EXTENDED_BLOSC2_FLAGS_USE_DICT_BITS))
+    return 0;                                              /* memcpyed with use_dict */
+  for (int k = 0; k < BK_CHUNK_EXTENDED_FILTERS_COUNT; k++)   /* bytedelta with meta 0 */
+    if ((ids[k] == BK_FILTER_BYTEDELTA_BUGGY || ids[k] == BK_FILTER_BYTEDELTA) && metas[k] == 0)
+      return 0;
   int active = 0, last_delta = -1;                 /* deltas with a filter between */
-  for (int k = 0; k < 6; k++) {
-    if (c[16 + k] == 0) continue;
-    if (c[16 + k] == 3) {
+  for (int k = 0; k < BK_CHUNK_EXTENDED_FILTERS_COUNT; k++) {
+    if (ids[k] == BK_FILTER_NOFILTER) continue;
+    if (ids[k] == BK_FILTER_DELTA) {
       if (last_delta >= 0 && active - last_delta > 1) return 0;
       last_delta = active;
     }
@@ -46,11 +58,11 @@ static void each_chunk(const uint8_t *section, int64_t len, const int64_t *offse
     int64_t off = offsets[i];
     int64_t want = (i == n - 1) ? last_nbytes : (int64_t)chunksize;
     int32_t nbytes = -1;
-    if (off < 0) {
+    if ((uint64_t)off & BK_FRAME_OFFSET_SPECIAL_BITS) {
       status[i] = BK_CHECK_SPECIAL;
       continue;
     }
-    status[i] = (off <= len - 32 &&
+    status[i] = (off <= len - BK_CHUNK_EXTENDED_END &&
                  bk_fast_decompress(section + off, (size_t)(len - off),
                                     dst ? dst + i * stride : NULL, dst ? (size_t)want : 0,
                                     INT32_MAX, nthreads, table, &nbytes) == BK_FAST_DONE &&
@@ -70,7 +82,7 @@ void bk_decode_chunks(const uint8_t *section, int64_t len, const int64_t *offset
 }
 
 int bk_beyond_divergences(const uint8_t *chunk, size_t len) {
-  return len >= 32 && beyond_divergences(chunk);
+  return len >= BK_CHUNK_EXTENDED_END && beyond_divergences(chunk);
 }
 
 /* Checking for validate: scratch (deep; at least chunksize bytes, reused by
