@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import blosckit
+import helpers
 from blosckit.chunk import read as reader
 from oracles import oracle
 
@@ -192,7 +193,7 @@ def test_vl_chunk_with_nbytes_0_and_blocks_is_vl7():
     blob = (Path(__file__).parent / "data" / "fuzz-found" /
             "vl-chunk-nbytes-0-with-blocks.bin").read_bytes()
     for python in (False, True):
-        with (reader.python_reader() if python else contextlib.nullcontext()):
+        with (helpers.python_reader() if python else contextlib.nullcontext()):
             with pytest.raises(blosckit.FormatError) as e:
                 blosckit.decompress(blob)
         assert (e.value.rule, e.value.offset) == ("VL7", 40)
@@ -314,7 +315,7 @@ def test_extended_header_flags_on_a_17_byte_version_2_chunk_stop_at_h7():
     problems = blosckit.validate(blob)
     assert [(p.rule, p.offset) for p in problems] == [("H7", 17), ("H14", 17)]
     for python in (False, True):
-        with (reader.python_reader() if python else contextlib.nullcontext()):
+        with (helpers.python_reader() if python else contextlib.nullcontext()):
             with pytest.raises(blosckit.FormatError) as e:
                 blosckit.decompress(blob)
         assert (e.value.rule, e.value.offset, e.value.path) == \

@@ -8,6 +8,7 @@ import struct
 import pytest
 
 import blosckit
+import helpers
 from frame_corpus import all_cases
 from helpers import oracle_verdicts
 import native_probes
@@ -113,7 +114,7 @@ def test_shallow_validation_finds_what_the_python_rules_find():
     differ = []
     for blob in blobs:
         fast = blosckit.validate(blob, deep=False)
-        with reader.python_reader():
+        with helpers.python_reader():
             slow = blosckit.validate(blob, deep=False)
         if fast != slow:
             differ.append((fast, slow))
@@ -165,7 +166,7 @@ def test_deep_validation_finds_what_the_python_rules_find(codec):
         b[pos] ^= 0xA5
         blob = bytes(b)
         fast = blosckit.validate(blob)
-        with reader.python_reader():
+        with helpers.python_reader():
             slow = blosckit.validate(blob)
         found += bool(fast)
         if fast != slow:

@@ -10,7 +10,6 @@ from the declarations.
 """
 from __future__ import annotations
 
-import contextlib
 import operator
 import struct
 import threading
@@ -787,18 +786,6 @@ def walk_chunk(src, *, max_nbytes: int = MAX_NBYTES) -> Iterator[Walked]:
             yield from streams            # the streams before the one at fault
             raise
         yield from streams
-
-
-@contextlib.contextmanager
-def python_reader():
-    """Within the block, decode with the Python reader only: the one-call
-    fast path and the native block decoder are off (for parity tests)."""
-    saved = _FAST[0], libs.NATIVE_DECODERS
-    _FAST[0], libs.NATIVE_DECODERS = None, {}
-    try:
-        yield
-    finally:
-        _FAST[0], libs.NATIVE_DECODERS = saved
 
 
 # ---------------------------------------------------------------------------

@@ -223,19 +223,6 @@ def _flat(runs) -> array_:
     return out
 
 
-def _copy_runs_python(chunk, array, runs, to_chunk: bool) -> None:
-    """What :meth:`_Layout.copy` does through the native kernel, in Python:
-    the reference the kernel is tested against."""
-    for c, a, n, count, cstep, astep in runs:
-        for _ in range(count):
-            if to_chunk:
-                chunk[c:c + n] = array[a:a + n]
-            else:
-                array[a:a + n] = chunk[c:c + n]
-            c += cstep
-            a += astep
-
-
 def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
                   shape: Sequence[int] | None = None, dtype: str | None = None,
                   typesize: int | None = None, codec: str = "zstd", clevel: int = 1,
