@@ -7,6 +7,7 @@ because the directory has no ``__init__.py``).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import struct
@@ -517,3 +518,32 @@ def stored_blocks(chunk: bytes) -> list:
                 max(s.csize, 0)
         out.append(streams)
     return out
+
+
+@contextlib.contextmanager
+def python_reader():
+    """Within the block, decode with the Python chunk reader only: the
+    one-call fast path and the native block decoders are off (parity tests
+    compare the two paths)."""
+    from blosckit.chunk import read
+    from blosckit.codecs import libs
+    saved = read._FAST[0], libs.NATIVE_DECODERS
+    read._FAST[0], libs.NATIVE_DECODERS = None, {}
+    try:
+        yield
+    finally:
+        read._FAST[0], libs.NATIVE_DECODERS = saved
+
+
+def copy_runs_python(chunk, array, runs, to_chunk: bool) -> None:
+    """What the b2nd reader's native run copier does, in Python: the
+    reference the kernel is tested against (runs as frame.b2nd._runs
+    yields them: chunk start, array start, bytes, count, steps)."""
+    for c, a, n, count, cstep, astep in runs:
+        for _ in range(count):
+            if to_chunk:
+                chunk[c:c + n] = array[a:a + n]
+            else:
+                array[a:a + n] = chunk[c:c + n]
+            c += cstep
+            a += astep

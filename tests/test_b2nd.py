@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import blosckit
+import helpers
 from blosckit.frame.b2nd import compress_b2nd
 from blosckit.formats import b2nd as fb
 from frame_corpus import b2nd_chunks
@@ -247,11 +248,11 @@ def test_native_runs_match_python(data):
         runs = list(b2nd._runs(shape, cshape, bshape, origin, ts))
         got, want = bytearray(padded), bytearray(padded)
         layout.copy(corner, got, arr, to_chunk=True)
-        b2nd._copy_runs_python(want, memoryview(arr), runs, to_chunk=True)
+        helpers.copy_runs_python(want, memoryview(arr), runs, to_chunk=True)
         assert got == want
         back, back_py = bytearray(len(arr)), bytearray(len(arr))
         layout.copy(corner, bytes(got), back, to_chunk=False)
-        b2nd._copy_runs_python(memoryview(bytes(got)), back_py, runs, to_chunk=False)
+        helpers.copy_runs_python(memoryview(bytes(got)), back_py, runs, to_chunk=False)
         assert back == back_py
 
 

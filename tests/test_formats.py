@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from blosckit.formats import chunk as fc
 from blosckit.formats import describe as fd
 from blosckit.formats import frame as ff
+from blosckit.formats import b2nd as fb
 from blosckit.formats.layout import Layout, inner
 from helpers import strip
 from blosckit.formats.rules import RULES
@@ -222,20 +223,33 @@ def _field_names(con, seen=None) -> set[str]:
     return names
 
 
-def declared_field_names() -> set[str]:
+def declared_field_names(*modules) -> set[str]:
+    modules = modules or (fc,)
     names = set()
-    for v in vars(fc).values():
-        if isinstance(v, cs.Construct):
-            names |= _field_names(v)
+    for m in modules:
+        for v in vars(m).values():
+            if isinstance(v, cs.Construct):
+                names |= _field_names(v)
+        for h in getattr(m, "FRAME_HEADERS", {}).values():
+            names |= _field_names(h)
     return names
 
 
 def _first_column_names(text: str) -> set[str]:
-    out = set()
+    """The backquoted names in the column that names fields of each
+    markdown table: the one headed "field" where there is one, else the
+    first."""
+    out: set[str] = set()
+    column = None                       # None: outside a table
     for line in text.splitlines():
-        if line.lstrip().startswith("|"):
-            first = line.strip().strip("|").split("|")[0]
-            out.update(re.findall(r"`([^`]+)`", first))
+        if not line.lstrip().startswith("|"):
+            column = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if column is None:              # the table's header row
+            column = cells.index("field") if "field" in cells else 0
+        if column < len(cells):
+            out.update(re.findall(r"`([^`]+)`", cells[column]))
     return out
 
 
@@ -246,12 +260,17 @@ def test_declared_field_names_found():
             "csize", "dsize", "use_dict", "special"} <= names
 
 
-def test_spec_has_a_row_per_field():
-    assert SPEC.exists(), "specs/chunk.md is missing"
-    cells = _first_column_names(SPEC.read_text())
+@pytest.mark.parametrize("spec, modules", [
+    (SPEC, (fc,)),
+    (SPEC.with_name("frame.md"), (ff, fb)),
+], ids=["chunk.md", "frame.md"])
+def test_spec_has_a_row_per_field(spec, modules):
+    """Every field a declaration names has a row in its spec's tables."""
+    assert spec.exists(), f"{spec} is missing"
+    cells = _first_column_names(spec.read_text())
     # a field may be named with its parent (`flags.shuffle`) or alone
     short = cells | {c.rsplit(".", 1)[-1] for c in cells}
-    missing = sorted(n for n in declared_field_names() if n not in short)
+    missing = sorted(n for n in declared_field_names(*modules) if n not in short)
     assert missing == []
 
 

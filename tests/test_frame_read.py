@@ -12,6 +12,7 @@ import msgpack
 import pytest
 
 import blosckit
+import helpers
 from blosckit.frame.build import build_frame
 from frame_corpus import FrameCase, all_cases
 from oracles import oracle
@@ -137,7 +138,7 @@ def test_batch_decompress_equals_the_python_reader(monkeypatch, group):
         differ = []
         for blob in blobs:
             fast = _outcome(blob)
-            with reader.python_reader():
+            with helpers.python_reader():
                 slow = _outcome(blob)
             if fast != slow:
                 differ.append(blob)

@@ -7,6 +7,7 @@ import tracemalloc
 import pytest
 
 import blosckit
+import helpers
 from blosckit.chunk import read as reader
 from helpers import b2_compress, dataset, header_dict
 from oracles import oracle
@@ -93,7 +94,7 @@ def test_zero_runs_hold_no_memory_after_hostile_chunks():
     for nbytes in (1 << 20, 64 << 20):
         chunk = blosckit.build_chunk(header_dict(nbytes, nbytes, compformat=1, udcodec=1),
                                      [[{"csize": 0}]])
-        with reader.python_reader():
+        with helpers.python_reader():
             assert blosckit.decompress(chunk) == bytes(nbytes)
     assert len(reader._ZEROS) <= 1 << 16
 

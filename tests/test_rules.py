@@ -154,3 +154,84 @@ def test_rules_are_functions_beside_their_declarations():
     assert len(checked) >= 25
     for r in checked:
         assert r.check.__module__.startswith("blosckit.formats."), r
+
+
+def test_every_rule_has_exactly_one_body_beside_its_declaration():
+    """Each registered id has a check function, defined in the ``formats``
+    module that declares it (the decorator binds the function's name to the
+    Rule there), and no function serves two ids."""
+    import importlib
+    no_body = sorted(r.id for r in RULES.values() if r.check is None)
+    assert no_body == []
+    assert len({id(r.check) for r in RULES.values()}) == len(RULES)
+    for r in RULES.values():
+        module = importlib.import_module(r.check.__module__)
+        assert module.__name__.startswith("blosckit.formats."), r
+        assert getattr(module, r.check.__name__) is r, r      # registered where declared
+
+
+def _rule_names() -> set[str]:
+    """Names the formats modules bind to Rule objects (``stream_inside_chunk``)."""
+    import importlib
+    import pkgutil
+
+    import blosckit.formats as formats
+    from blosckit.formats.rules import Rule
+    names = set()
+    for m in pkgutil.iter_modules(formats.__path__):
+        mod = importlib.import_module(f"blosckit.formats.{m.name}")
+        names |= {k for k, v in vars(mod).items() if isinstance(v, Rule)}
+    return names
+
+
+def _names_a_rule(node, names: set[str]) -> bool:
+    """``node`` is a registered rule id, a Rule object or its ``.id``."""
+    import ast
+    if isinstance(node, ast.Constant):
+        return node.value in RULES
+    if isinstance(node, ast.Attribute) and node.attr == "id":
+        node = node.value
+    return (isinstance(node, ast.Name) and node.id in names) or \
+        (isinstance(node, ast.Attribute) and node.attr in names)
+
+
+def _passed_on(node) -> bool:
+    """``node`` is another error's rule (``e.rule``, ``rule``, ``e.rule or "?"``)."""
+    import ast
+    if isinstance(node, ast.BoolOp):
+        return _passed_on(node.values[0])
+    return (isinstance(node, ast.Attribute) and node.attr == "rule") or \
+        (isinstance(node, ast.Name) and node.id == "rule")
+
+
+def test_no_rule_is_reported_outside_formats():
+    """Outside ``formats/``, no code raises or reports a rule by itself: no
+    ``FormatError(..., rule=<a rule>)`` / ``UnsupportedError`` / ``Problem``
+    naming a rule, no ``fail(...)``, no sink call choosing its rule; walkers
+    run the rule bodies into a sink.  (Passing on another error's rule,
+    ``e.rule``, is relocation, not a report.)"""
+    import ast
+    root = pathlib.Path(blosckit.__file__).parent
+    names = _rule_names()
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("formats/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            fname = func.id if isinstance(func, ast.Name) else \
+                func.attr if isinstance(func, ast.Attribute) else ""
+            rule_args = [k.value for k in node.keywords if k.arg == "rule"]
+            if fname == "Problem" and len(node.args) >= 5:
+                rule_args.append(node.args[4])
+            if fname == "fail":
+                found.append(f"{rel}:{node.lineno}: fail()")
+            elif fname != "parse" and any(_names_a_rule(a, names) for a in rule_args):
+                found.append(f"{rel}:{node.lineno}: {fname}(..., rule=...)")
+            elif fname not in ("parse", "FormatError", "UnsupportedError", "Problem") and \
+                    not all(_passed_on(a) for a in rule_args):
+                found.append(f"{rel}:{node.lineno}: {fname}(..., rule=...) picks the rule")
+    assert found == []

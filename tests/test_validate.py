@@ -16,6 +16,7 @@ import struct
 import pytest
 
 import blosckit
+import helpers
 from blosckit.chunk import read as reader
 from helpers import (CODECS, b1_compress, b2_compress, check_blosc1_chunks_are_in,
                      check_format_error, dataset, mutations, oracle_verdicts, small_chunks)
@@ -230,7 +231,7 @@ def _outcome(blob):
 def test_python_and_native_decoders_agree(name):
     labels = [k for k in CORPUS if k.startswith(name + ":")]
     native = {k: _outcome(CORPUS[k]) for k in labels}
-    with reader.python_reader():
+    with helpers.python_reader():
         python = {k: _outcome(CORPUS[k]) for k in labels}
     diff = [(k, native[k] if not isinstance(native[k], bytes) else "data",
              python[k] if not isinstance(python[k], bytes) else "data")

@@ -8,6 +8,7 @@ import struct
 import pytest
 
 import blosckit
+import helpers
 from frame_corpus import all_cases
 from helpers import oracle_verdicts
 import native_probes
@@ -113,7 +114,7 @@ def test_shallow_validation_finds_what_the_python_rules_find():
     differ = []
     for blob in blobs:
         fast = blosckit.validate(blob, deep=False)
-        with reader.python_reader():
+        with helpers.python_reader():
             slow = blosckit.validate(blob, deep=False)
         if fast != slow:
             differ.append((fast, slow))
@@ -165,7 +166,7 @@ def test_deep_validation_finds_what_the_python_rules_find(codec):
         b[pos] ^= 0xA5
         blob = bytes(b)
         fast = blosckit.validate(blob)
-        with reader.python_reader():
+        with helpers.python_reader():
             slow = blosckit.validate(blob)
         found += bool(fast)
         if fast != slow:
@@ -370,9 +371,18 @@ def test_special_entries_whose_chunk_breaks_the_chunk_rules_are_errors(kind, typ
     assert e.value.rule == "F-special" and e.value.path.startswith("frame.offsets[")
     with pytest.raises(blosckit.FormatError):
         f.chunk(0)
-    errors = [(p.rule, p.offset) for p in blosckit.validate(bad) if p.severity == "error"]
-    assert errors and {r for r, _ in errors} == {"F-special"}
-    assert all(o == f.index_span[0] for _, o in errors)
+    errors = [(p.rule, p.offset, p.path) for p in blosckit.validate(bad)
+              if p.severity == "error"]
+    assert errors and {r for r, _, _ in errors} == {"F-special"}
+    start, end = f.index_span
+    for _, o, path in errors:
+        # at the entry: its own 8 bytes in a raw (memcpyed) index, else the
+        # index chunk's start (a compressed entry has no offset of its own)
+        i = int(path[len("frame.offsets["):-1])
+        if f.entries_stored_raw:
+            assert start < o < end and struct.unpack_from("<q", bad, o)[0] == f.entries[i]
+        else:
+            assert o == start
     v, = oracle_verdicts([bad], kind="frame")
     assert not v.b2_ok
 

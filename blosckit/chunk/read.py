@@ -10,24 +10,23 @@ from the declarations.
 """
 from __future__ import annotations
 
-import contextlib
 import operator
 import struct
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator, NamedTuple
 
 from ..native import buffers as _buffers
 from .. import native
 from ..codecs import libs
 from ..codecs import filters as _filters
-from ..codecs.registry import Codec, decoder_for
-from ..errors import FormatError, Problem, UnsupportedError
+from ..codecs.registry import CODECS_BY_CODE, CODECS_BY_FORMAT
+from ..errors import FormatError, Problem
 from ..formats import chunk as fc
 from ..formats import enums
 from ..formats.chunk import ChunkView
-from ..formats.rules import Collect, RaiseFirst, Sink, fail
+from ..formats.rules import Collect, RaiseFirst, Sink
 
 __all__ = ["Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
            "check_chunk", "MAX_NBYTES"]
@@ -89,11 +88,11 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     the rest of the chunk impossible to locate.
     """
     n = len(mv)
-    if n < fc.LEN_HEADER:
-        sink(f"a chunk needs at least {fc.LEN_HEADER} bytes, got {n}", n, rule=fc.H1)
-        return None
     v = ChunkView()
     v.n, v.max_nbytes = n, max_nbytes
+    sink.run(fc.INPUT_RULES, v, mv)
+    if n < fc.LEN_HEADER:               # H1 said so: there is no header to read
+        return None
     (v.version, v.versionlz, v.flags, v.typesize, v.nbytes, v.hdr_blocksize,
      v.cbytes) = fc.FAST_HEADER.unpack_from(mv, 0)
     v.extended = fc.extended_flags(v.flags)
@@ -192,19 +191,21 @@ def _codec_label(v: ChunkView) -> str:
     """The stored format's codec name; for codec format 6 the udcodec byte
     names it, which only the six-slot extended header has."""
     if v.compformat == enums.COMPFORMAT_UDCODEC:
-        if not v.extended or v.version in fc.EXTENDED_HEADERS:
+        if not v.has_udcodec():
             return enums.COMPFORMATS[v.compformat]    # no udcodec byte to name it
         return enums.codec_name(v.udcodec)
     return enums.COMPFORMATS[v.compformat]
 
 
-def parse_chunk(src) -> Chunk:
+def parse_chunk(src, *, max_nbytes: int = MAX_NBYTES) -> Chunk:
     """Describe the chunk in ``src`` (bytes-like) without decompressing it.
 
-    Raises FormatError (offset, path and rule set) for a malformed chunk.
+    Raises FormatError (offset, path and rule set) for a malformed chunk;
+    ``max_nbytes`` caps the uncompressed size (bytes) the header may claim,
+    as :func:`decompress`'s does.
     """
     mv = as_view(src)
-    v = _read(mv)
+    v = _read(mv, max_nbytes)
     header = fc.parse_header(mv)
     value = bytes(mv[fc.LEN_EXTENDED:v.cbytes]) if v.special == 3 else None
     flist = [(enums.filter_name(f), m) for f, m in zip(v.slots, v.metas) if f]
@@ -223,7 +224,9 @@ def chunk_sizes(src) -> tuple[int, int, int]:
     """``(nbytes, cbytes, blocksize)`` from the 16-byte header alone."""
     mv = as_view(src)
     if len(mv) < fc.LEN_HEADER:
-        fail(fc.H1, len(mv), None, f"a chunk needs at least {fc.LEN_HEADER} bytes, got {len(mv)}")
+        v = ChunkView()
+        v.n = len(mv)
+        RaiseFirst().run(fc.INPUT_RULES, v, mv)
     _, _, _, _, nbytes, blocksize, cbytes = fc.FAST_HEADER.unpack_from(mv, 0)
     return nbytes, cbytes, blocksize
 
@@ -253,43 +256,21 @@ def as_view(src) -> memoryview:
 # Decoding
 # ---------------------------------------------------------------------------
 
-def _codec(v: ChunkView) -> tuple[Codec | None, FormatError | None]:
-    """The stream decoder of a regular chunk, or the error to raise when a
-    stream needs it (a chunk whose streams are all zeros, runs or raw bytes
-    decodes without its codec)."""
-    has_ud = v.extended and v.version not in fc.EXTENDED_HEADERS
-    if v.compformat == enums.COMPFORMAT_UDCODEC and not has_ud:
-        return None, UnsupportedError(
-            "codec format 6 names its codec in the extended header's udcodec byte, "
-            "which this header does not have", fc.OFFSETS["chunk.header.flags.compformat"],
-            "chunk.header.flags.compformat", rule=fc.T_CODEC.id)
-    path = ("chunk.header.extended.udcodec" if v.compformat == enums.COMPFORMAT_UDCODEC
-            else "chunk.header.flags.compformat")
-    try:
-        return decoder_for(v.compformat, v.udcodec if has_ud else None,
-                           fc.OFFSETS[path], path), None
-    except UnsupportedError as e:       # raised with rule T-codec
-        # keep a copy that was never raised: the original's traceback holds
-        # the caller's frames (the decoder, views of the input)
-        return None, UnsupportedError(e.message, e.offset, e.path, rule=e.rule)
+def _pipeline_view(v: ChunkView) -> fc.PipelineView:
+    """The chunk's codec and filters as this build has them (T-codec, T-filter)."""
+    if v.compformat == enums.COMPFORMAT_UDCODEC:
+        decoder = CODECS_BY_CODE.get(v.udcodec) if v.has_udcodec() else None
+    else:
+        decoder = CODECS_BY_FORMAT.get(v.compformat)
+    return fc.PipelineView(v, decoder, _filters.DECODERS)
 
 
-def _pipeline(v: ChunkView, sink: Sink) -> list[tuple[Any, int, int]]:
-    """``(decoder, meta, filter id)`` in decode order; an unknown filter is
-    reported as T-filter."""
+def _pipeline(v: ChunkView) -> list[tuple[Any, int, int]]:
+    """``(decoder, meta, filter id)`` in decode order (T-filter has passed)."""
     pipeline = []
     for slot in reversed(range(fc.NUM_FILTER_SLOTS)):
         fid = v.slots[slot]
-        if fid not in _filters.DECODERS:
-            if v.extended:
-                ofs = fc.OFFSETS["chunk.header.extended.filters"] + slot
-                path = f"chunk.header.extended.filters[{slot}]"
-            else:
-                ofs, path = fc.OFFSETS["chunk.header.flags"], "chunk.header.flags"
-            sink(f"filter {enums.filter_name(fid)} (id {fid}) cannot be decoded by this "
-                 "build", ofs, path, rule=fc.T_FILTER)
-            continue
-        fn = _filters.DECODERS[fid]
+        fn = _filters.DECODERS.get(fid)
         if fn is None:
             continue
         if fid == _filters.SHUFFLE and not v.extended and v.typesize <= 1:
@@ -301,10 +282,7 @@ def _pipeline(v: ChunkView, sink: Sink) -> list[tuple[Any, int, int]]:
 def _decodable(v: ChunkView, mv: memoryview, sink: Sink) -> None:
     """The checks every decode starts with (lazy, instrumented, codec format 7)."""
     sink.run(fc.DECODABLE_RULES, v, mv)
-    if v.compformat == enums.COMPFORMAT_SCHUNK and not v.memcpyed and not v.special:
-        sink("codec format 7 is defined by a super-chunk, not by the chunk",
-             fc.OFFSETS["chunk.header.flags.compformat"], "chunk.header.flags.compformat",
-             rule=fc.T_CODEC)
+    sink.run(fc.CODEC_RULES, _pipeline_view(v), mv)
 
 
 class _Decoder:
@@ -314,8 +292,11 @@ class _Decoder:
     def __init__(self, v: ChunkView, src: memoryview, sink: Sink):
         self.v = v
         self.src = src
-        self.codec, self.codec_error = _codec(v)
-        self.pipeline = _pipeline(v, sink)
+        need = _pipeline_view(v)
+        sink.run(fc.FILTER_RULES, need, src)
+        need.needed = True
+        self.codec, self.need = need.decoder, need
+        self.pipeline = _pipeline(v)
         self.uses_delta = any(fid == _filters.DELTA for _, _, fid in self.pipeline)
         self.local = threading.local()
 
@@ -347,22 +328,12 @@ class _Decoder:
             return True
         block0 = out[:self.block_size(0)] if self.uses_delta else None
         j = failed
-        self.decode_block(j, memoryview(bytearray(self.block_size(j))), block0, RaiseFirst())
-        fail(fc.B7, v.bstarts[j], f"chunk.blocks[{j}]",
-             "the block does not decode (native decoder)")
-
-    def need_codec(self) -> Codec:
-        """The stream decoder, or UnsupportedError when it is not available.
-
-        A fresh exception each time: re-raising one stored on the decoder
-        would tie its traceback (whose frames hold this decoder and views
-        of its buffers) into a reference cycle, and collecting such a cycle
-        of buffer views crashes CPython."""
-        if self.codec is None:
-            e = self.codec_error
-            assert e is not None
-            raise UnsupportedError(e.message, e.offset, e.path, rule=e.rule)
-        return self.codec
+        size = self.block_size(j)
+        self.decode_block(j, memoryview(bytearray(size)), block0, RaiseFirst())
+        # the Python decoder reads the block the native one refused: B7 all the same
+        RaiseFirst().run(fc.DECODED_RULES,
+                         fc.BlockView(j, v.bstarts[j], size, -1, _native_failure), self.src)
+        return True
 
     def block_size(self, j: int) -> int:
         v = self.v
@@ -397,123 +368,109 @@ class _Decoder:
             fn(cur, nxt, meta, ctx)
             cur = nxt
 
-    def read_streams(self, j: int, out: memoryview, bsize: int, sink: Sink) -> bool:
+    def read_streams(self, j: int, out: memoryview, bsize: int, sink: Sink,
+                     visit=None) -> bool:
         """Walk and decode the streams of block ``j`` into ``out``; False after
-        the first problem of the block (reported to ``sink``)."""
+        the first problem of the block (reported to ``sink``).  ``visit``,
+        when given, is called with each stream's view once it is read."""
         v, src = self.v, self.src
         nstreams = fc.streams_in_block(v.split, v.typesize, bsize, v.blocksize)
         neblock = bsize // nstreams
-        pos = v.bstarts[j]
         end = v.cbytes
-        token_follows = v.version >= 4
+        sv = fc.StreamView(j, end, fc.token_follows(v.version), neblock)
+        pos = v.bstarts[j]
         for k in range(nstreams):
-            path = f"chunk.blocks[{j}].streams[{k}]"
-            if pos + fc.LEN_CSIZE > end:
-                sink("the chunk ends before this stream's size", end, path + ".csize",
-                     rule=fc.B4)
+            sv.k, sv.pos = k, pos
+            csize = sv.csize = (fc.FAST_CSIZE.unpack_from(src, pos)[0]
+                                if pos + fc.LEN_CSIZE <= end else None)
+            if csize is not None and csize < 0 and sv.token_follows:
+                at = pos + fc.LEN_CSIZE
+                sv.token = src[at] if at < end else None
+            else:
+                sv.token = None
+            errors = sink.errors
+            sink.run(fc.STREAM_RULES, sv, src)
+            if sink.errors != errors:
                 return False
-            csize = fc.FAST_CSIZE.unpack_from(src, pos)[0]
-            pos += fc.LEN_CSIZE
             seg = out[k * neblock:(k + 1) * neblock]
             if csize == 0:
                 _zero_fill(seg)
             elif csize < 0:
-                if token_follows:
-                    if pos >= end:
-                        sink("the chunk ends before the run token", end, path + ".token",
-                             rule=fc.B5)
-                        return False
-                    token = src[pos]
-                    if not token & fc.TOKEN_RUN:
-                        sink(f"stream token {token:#04x} is not a run (other encodings are "
-                             "reserved)", pos, path + ".token", rule=fc.T_TOKEN)
-                        return False
-                    pos += fc.LEN_TOKEN
-                if csize < -255:
-                    sink(f"a run stream encodes one byte, csize {csize} is below -255",
-                         pos - fc.LEN_CSIZE - (fc.LEN_TOKEN if token_follows else 0),
-                         path + ".csize", rule=fc.B6)
-                    return False
                 _fill(seg, -csize)
-            else:
-                if csize > end - pos:
-                    sink(f"stream of {csize} bytes runs past the chunk end ({end})",
-                         pos - fc.LEN_CSIZE, path + ".csize", rule=fc.B4)
-                    return False
-                if not self.payload(src[pos:pos + csize], seg, pos, path + ".cdata", sink):
-                    return False
-                pos += csize
+            elif not self.payload(src[sv.payload_at:sv.payload_at + csize], seg, sv, sink):
+                return False
+            if visit is not None:
+                visit(sv)
+            pos += sv.size
         return True
 
-    def payload(self, payload: memoryview, out: memoryview, ofs: int, path: str,
-                sink: Sink) -> bool:
-        """One stream's payload into ``out``: raw when it is exactly as long,
-        else through the codec, which must fill ``out`` exactly (B7)."""
+    def payload(self, payload: memoryview, out: memoryview, pv, sink: Sink) -> bool:
+        """One payload (of the stream or VL block ``pv``) into ``out``: raw
+        when it is exactly as long, else through the codec, which must fill
+        ``out`` exactly (B7); False after a problem."""
         if len(payload) == len(out):
             out[:] = payload
             return True
-        codec = self.need_codec()
-        got = codec.decompress_into(payload, out, self.v.dict)
-        if got != len(out):
-            sink(codec.describe_failure(got, len(out)), ofs, path, rule=fc.B7)
+        codec = self.codec
+        if codec is None:
+            sink.run(fc.CODEC_RULES, self.need, self.src)
             return False
-        return True
+        pv.got = codec.decompress_into(payload, out, self.v.dict)
+        pv.want = len(out)
+        pv.why = codec.describe_failure
+        sink.run(fc.DECODED_RULES, pv, self.src)
+        return pv.got == pv.want
 
     def vl_spans(self, sink: Sink) -> list[tuple[int, int]] | None:
         """``(output offset, size)`` of every VL block, its sizes checked
         (VL3, VL4, VL7); None after a problem."""
         v, src = self.v, self.src
+        bv = fc.VLBlockView(v)
         spans = []
-        total = 0
         for j, b in enumerate(v.bstarts):
-            nxt = v.bstarts[j + 1] if j + 1 < v.nblocks else v.cbytes
-            if nxt > v.cbytes:
-                sink("block runs past cbytes", fc.bstart_offset(v, j + 1),
-                     f"chunk.bstarts[{j + 1}]", rule=fc.VL3)
+            bv.j, bv.start = j, b
+            bv.stop = v.bstarts[j + 1] if j + 1 < v.nblocks else v.cbytes
+            bv.size = fc.FAST_VLSIZE.unpack_from(src, b)[0]
+            errors = sink.errors
+            sink.run(fc.VL_SPAN_RULES, bv, src)
+            if sink.errors != errors:
                 return None
-            size = fc.FAST_VLSIZE.unpack_from(src, b)[0]
-            if size <= 0:
-                sink(f"VL-block size {size} is not positive", b, f"chunk.blocks[{j}].size",
-                     rule=fc.VL4)
-                return None
-            if total + size > v.nbytes:
-                sink(f"VL-block sizes add up past nbytes ({v.nbytes})", b,
-                     f"chunk.blocks[{j}].size", rule=fc.VL7)
-                return None
-            spans.append((total, size))
-            total += size
-        if total != v.nbytes:
-            sink(f"VL-block sizes add up to {total}, nbytes is {v.nbytes}",
-                 fc.OFFSETS["chunk.header.nbytes"], "chunk.header.nbytes", rule=fc.VL7)
+            spans.append((bv.total, bv.size))
+            bv.total += bv.size
+        bv.final = True
+        errors = sink.errors
+        sink.run(fc.VL_SPAN_RULES, bv, src)
+        if sink.errors != errors:
             return None
         return spans
 
-    def decode_vl_block(self, j: int, dst: memoryview, sink: Sink) -> bool:
+    def decode_vl_block(self, j: int, dst: memoryview, sink: Sink, visit=None) -> bool:
         v, src = self.v, self.src
-        start = v.bstarts[j]
-        stop = v.bstarts[j + 1] if j + 1 < v.nblocks else v.cbytes
-        size = fc.FAST_VLSIZE.unpack_from(src, start)[0]
-        head = fc.FAST_VLSIZE.size
-        plen = stop - start - head
-        path = f"chunk.blocks[{j}]"
-        if size != len(dst):
-            sink(f"block size {size} disagrees with {len(dst)}", start, path + ".size",
-                 rule=fc.VL5)
-            return False
-        if plen <= 0:
-            sink("empty VL-block payload", start + head, path + ".payload", rule=fc.VL6)
+        bv = fc.VLBlockView(v)
+        bv.j, bv.start = j, v.bstarts[j]
+        bv.stop = v.bstarts[j + 1] if j + 1 < v.nblocks else v.cbytes
+        bv.size = fc.FAST_VLSIZE.unpack_from(src, bv.start)[0]
+        bv.want = len(dst)
+        errors = sink.errors
+        sink.run(fc.VL_BLOCK_RULES, bv, src)
+        if sink.errors != errors:
             return False
         target = dst
         if self.pipeline:
-            a, b = self.scratch(size)
+            a, b = self.scratch(bv.size)
             target = a
-        if not self.payload(src[start + head:stop], target, start + head, path + ".payload",
-                            sink):
+        if not self.payload(src[bv.payload_at:bv.stop], target, bv, sink):
             return False
+        if visit is not None:
+            visit(bv)
         if self.pipeline:
             # VL blocks are delta-encoded against themselves (offset 0).
             self.unfilter(a, b, dst, _filters.BlockContext(v.version, v.typesize, 0, None))
         return True
+
+
+def _native_failure(got: int, want: int) -> str:
+    return "the block does not decode (native decoder)"
 
 
 # Zero runs are filled from one shared zero buffer; its size is bounded so
@@ -757,31 +714,94 @@ def _decode_vl_range(v: ChunkView, mv: memoryview, out: memoryview, lo: int, hi:
             out[a - lo:b - lo] = dst[a - ofs:b - ofs]
 
 
-@contextlib.contextmanager
-def python_reader():
-    """Within the block, decode with the Python reader only: the one-call
-    fast path and the native block decoder are off (for parity tests)."""
-    saved = _FAST[0], libs.NATIVE_DECODERS
-    _FAST[0], libs.NATIVE_DECODERS = None, {}
-    try:
-        yield
-    finally:
-        _FAST[0], libs.NATIVE_DECODERS = saved
+# ---------------------------------------------------------------------------
+# The reader's walk, shown (the inspector)
+# ---------------------------------------------------------------------------
+
+class WalkedBlock(NamedTuple):
+    """Block ``j`` of a regular chunk: its bstart, uncompressed size (bytes)
+    and number of streams."""
+    j: int
+    start: int
+    size: int
+    nstreams: int
+
+
+class WalkedStream(NamedTuple):
+    """Stream ``k`` of block ``j``, read and decoded: where it starts, its
+    length in bytes (csize field, token, payload), csize, and whether its
+    payload is stored raw (as long as its uncompressed size)."""
+    j: int
+    k: int
+    start: int
+    size: int
+    csize: int
+    raw: bool
+
+
+class WalkedVLBlock(NamedTuple):
+    """VL block ``j``, read and decoded: from ``start`` to ``stop`` (bytes of
+    the chunk), holding ``size`` uncompressed bytes."""
+    j: int
+    start: int
+    stop: int
+    size: int
+
+
+Walked = WalkedBlock | WalkedStream | WalkedVLBlock
+
+
+def walk_chunk(src, *, max_nbytes: int = MAX_NBYTES) -> Iterator[Walked]:
+    """The reader's walk of the chunk in ``src``, for tools that show it:
+    the checks :func:`decompress` makes, in its order, with each block and
+    stream (regular chunks) or VL block yielded once it is read and its
+    payloads decoded.  Raises decompress's FormatError where decompress
+    would, after yielding what came before it."""
+    mv = as_view(src)
+    sink = RaiseFirst()
+    v = _read(mv, max_nbytes)
+    _decodable(v, mv, sink)
+    if v.special or v.memcpyed or (v.nbytes == 0 and not v.vl):
+        return
+    dec = _Decoder(v, mv, sink)
+    if v.vl:
+        spans = dec.vl_spans(sink)
+        assert spans is not None
+        for j, (_ofs, size) in enumerate(spans):
+            done: list[Walked] = []
+            dec.decode_vl_block(j, memoryview(bytearray(size)), sink, lambda bv: done.append(
+                WalkedVLBlock(bv.j, bv.start, bv.stop, bv.size)))
+            yield from done
+        return
+    scratch = memoryview(bytearray(v.blocksize))
+    for j in range(v.nblocks):
+        size = dec.block_size(j)
+        nstreams = fc.streams_in_block(v.split, v.typesize, size, v.blocksize)
+        yield WalkedBlock(j, v.bstarts[j], size, nstreams)
+        streams: list[Walked] = []
+        try:
+            dec.read_streams(j, scratch[:size], size, sink, lambda sv: streams.append(
+                WalkedStream(sv.j, sv.k, sv.pos, sv.size, sv.csize, sv.csize == sv.want)))
+        except FormatError:
+            yield from streams            # the streams before the one at fault
+            raise
+        yield from streams
 
 
 # ---------------------------------------------------------------------------
 # Every problem at once (the validator's chunk check)
 # ---------------------------------------------------------------------------
 
-def check_chunk(src, *, deep: bool = True) -> list[Problem]:
+def check_chunk(src, *, deep: bool = True, max_nbytes: int = MAX_NBYTES) -> list[Problem]:
     """Every problem of the chunk in ``src``, in the order found: the same
     rules as the reader, run into a collecting sink.  ``deep`` walks and
     decodes every block (block by block: memory stays at one block of
     scratch); without it only the header, bstarts and dictionary are checked.
-    Never raises for bytes input."""
+    ``max_nbytes`` caps nbytes as the reader's does.  Never raises for bytes
+    input."""
     mv = as_view(src)
     sink = Collect()
-    v = _scan(mv, sink)
+    v = _scan(mv, sink, max_nbytes)
     if v is None:
         return sink.problems
     _decodable(v, mv, sink)
@@ -789,12 +809,19 @@ def check_chunk(src, *, deep: bool = True) -> list[Problem]:
             not sink.ok(*_DECODE_NEEDS):
         return sink.problems
     dec = _Decoder(v, mv, sink)        # reports unknown filters (T-filter)
-    if not deep or not sink.ok(fc.T_FILTER.path):
-        return sink.problems
-    try:
+    if deep and sink.ok(fc.filters_decodable.path):
         _check_blocks(v, dec, sink)
-    except UnsupportedError as e:    # the codec is needed and not available
-        sink.error(e)
+    return sink.problems
+
+
+def check_trailing(src) -> list[Problem]:
+    """The warning for bytes after the chunk (T-trailing), for the validator
+    on a bare chunk whose rules passed."""
+    mv = as_view(src)
+    v = ChunkView()
+    v.n, v.cbytes = len(mv), chunk_sizes(mv)[1]
+    sink = Collect()
+    sink.run(fc.TRAILING_RULES, v, mv)
     return sink.problems
 
 
@@ -807,15 +834,21 @@ _DECODE_NEEDS = ("chunk.bstarts", "chunk.dict.dsize", "chunk.dict.dict",
 
 
 def _check_blocks(v: ChunkView, dec: _Decoder, sink: Collect) -> None:
-    """Walk and decode every block whose bstart is sound, one at a time."""
+    """Walk and decode every block whose bstart is sound, one at a time,
+    until the codec turns out to be missing (T-codec, reported once)."""
+    def go_on() -> bool:
+        return sink.ok(fc.codec_decodable.path)
+
     if v.vl:
         if not sink.ok("chunk.bstarts[]"):
             return                   # VL blocks are delimited by their neighbours
         spans = dec.vl_spans(sink)
-        if spans is not None:
-            for j, (_ofs, size) in enumerate(spans):
-                dec.decode_vl_block(j, memoryview(bytearray(size)), sink)
+        for j, (_ofs, size) in enumerate(spans or ()):
+            if not go_on():
+                return
+            dec.decode_vl_block(j, memoryview(bytearray(size)), sink)
         return
+
     def sound(j: int) -> bool:
         return sink.ok(f"chunk.bstarts[{j}]")
 
@@ -826,6 +859,8 @@ def _check_blocks(v: ChunkView, dec: _Decoder, sink: Collect) -> None:
             block0 = None
     scratch = memoryview(bytearray(v.blocksize))
     for j in range(1 if dec.uses_delta else 0, v.nblocks):
+        if not go_on():
+            return
         if not sound(j):
             continue
         size = dec.block_size(j)

@@ -1,4 +1,4 @@
 """Codec and filter implementations, looked up through :mod:`.registry`."""
-from .registry import CODECS_BY_CODE, CODECS_BY_FORMAT, CODECS_BY_NAME, Codec, decoder_for
+from .registry import CODECS_BY_CODE, CODECS_BY_FORMAT, CODECS_BY_NAME, Codec
 
-__all__ = ["Codec", "CODECS_BY_CODE", "CODECS_BY_FORMAT", "CODECS_BY_NAME", "decoder_for"]
+__all__ = ["Codec", "CODECS_BY_CODE", "CODECS_BY_FORMAT", "CODECS_BY_NAME"]

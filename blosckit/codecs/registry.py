@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..errors import UnsupportedError
 from ..formats import enums
 from . import blosclz, libs, lz4, zlib, zstd
 
@@ -67,24 +66,6 @@ def register(codec: Codec) -> Codec:
     CODECS_BY_NAME[codec.name] = codec
     # lz4hc shares lz4's format; the decoder registered for it is lz4's.
     CODECS_BY_FORMAT.setdefault(codec.compformat, codec)
-    return codec
-
-
-def decoder_for(compformat: int, udcodec: int | None, offset: int, path: str) -> Codec:
-    """The codec that decodes streams of this header, or UnsupportedError."""
-    if compformat == enums.COMPFORMAT_UDCODEC:
-        code = -1 if udcodec is None else udcodec
-        codec = CODECS_BY_CODE.get(code)
-        if codec is None:
-            raise UnsupportedError(
-                f"codec {enums.codec_name(code)} (id {code}) is not available in this build",
-                offset, path, rule="T-codec")
-        return codec
-    codec = CODECS_BY_FORMAT.get(compformat)
-    if codec is None:
-        raise UnsupportedError(
-            f"codec format {compformat} ({enums.COMPFORMATS[compformat]}) cannot be decoded",
-            offset, path, rule="T-codec")
     return codec
 
 

@@ -18,7 +18,7 @@ from typing import Sequence
 import construct as cs
 
 from . import build
-from .rules import declare, rule
+from .rules import explain, rule
 
 NAMES = ("b2nd", "caterva")     # C-Blosc2 falls back to the predecessor's name
 MAX_DIM = 16
@@ -78,9 +78,45 @@ B2ndMeta = cs.Struct(
 # specs/frame.md#rules -- what C-Blosc2 requires before it opens an array
 # ---------------------------------------------------------------------------
 
-B2ND_RULE = declare("F-b2nd", "error", PATH, "frame.md#b2nd",
-                    "the b2nd metalayer value holds every field it declares, 0..16 "
-                    "dimensions; its chunk grid and chunk sizes agree with the frame")
+class B2ndView:
+    """The b2nd metalayer value as read, in the value's own coordinates
+    (offsets from its first byte, paths under ``b2nd``; the frame relocates
+    them): ``fields`` the parsed value (None when it does not parse),
+    ``dtype_error`` the UnicodeDecodeError of a dtype string that is not
+    UTF-8.  Reading the array adds the frame's chunk count ``nchunks`` and,
+    chunk by chunk, ``chunk`` and its decoded length ``chunk_len`` against
+    ``padded`` bytes of ``typesize``-byte items."""
+    __slots__ = ("fields", "dtype_error", "nchunks", "chunk", "chunk_len", "padded",
+                 "typesize")
+
+    def __init__(self, fields, dtype_error: UnicodeDecodeError | None = None):
+        self.fields, self.dtype_error = fields, dtype_error
+        self.nchunks = self.chunk = self.chunk_len = self.padded = self.typesize = None
+
+    @property
+    def grid(self) -> list[int]:
+        shape, cshape, _ = _extents(self.fields)
+        return chunk_grid(shape, cshape)
+
+
+@rule("F-b2nd", "error", PATH, "frame.md#b2nd",
+      "the b2nd metalayer value holds every field it declares, 0..16 dimensions; its chunk "
+      "grid and chunk sizes agree with the frame")
+def value_readable(v, src, sink):
+    m = v.fields
+    if m is None:
+        if not explain(B2ndMeta, src, 0, LOCAL, sink):
+            sink("the value disagrees with its declaration", 0, LOCAL)
+    elif v.dtype_error is not None:
+        sink(f"the dtype is not UTF-8: {v.dtype_error}",
+             extent_offset(m.ndim, "dtype", 0) + v.dtype_error.start, f"{LOCAL}.dtype.dtype")
+    elif v.nchunks is not None and math.prod(v.grid) != v.nchunks:
+        sink(f"the b2nd chunk grid {v.grid} holds {math.prod(v.grid)} chunks, the frame "
+             f"{v.nchunks}", 0, LOCAL)
+    elif v.chunk_len is not None and v.chunk_len != v.padded:
+        ts = v.typesize
+        sink(f"chunk {v.chunk} holds {v.chunk_len} bytes, a b2nd chunk of "
+             f"{v.padded // ts} items of {ts} bytes {v.padded}", 0, LOCAL)
 
 
 def _extents(m) -> tuple[list[int], list[int], list[int]]:
@@ -91,27 +127,35 @@ def _extents(m) -> tuple[list[int], list[int], list[int]]:
 @rule("F-b2nd-shape", "error", PATH + ".shape", "frame.md#b2nd",
       "no extent is negative; a block extent is 0 only with a chunk extent of 0; a "
       "non-empty dimension has chunk and block extents; no item count overflows int64")
-def extents_agree(m, base, sink):
-    """``m`` is the parsed value, ``base`` the offset of its first byte."""
+def extents_agree(v, src, sink):
+    m = v.fields
+    if m is None or v.dtype_error is not None:
+        return
     shape, cshape, bshape = _extents(m)
     for d, (s, c, b) in enumerate(zip(shape, cshape, bshape)):
         if s < 0 or c < 0 or b < 0:
             sink(f"dimension {d}: negative extent (shape {s}, chunk {c}, block {b})",
-                 base + extent_offset(m.ndim, "shape", d), f"{LOCAL}.shape[{d}]")
+                 extent_offset(m.ndim, "shape", d), f"{LOCAL}.shape[{d}]")
             return
         if b == 0 and c != 0:
             sink(f"dimension {d}: block extent 0 with chunk extent {c}",
-                 base + extent_offset(m.ndim, "blockshape", d), f"{LOCAL}.blockshape[{d}]")
+                 extent_offset(m.ndim, "blockshape", d), f"{LOCAL}.blockshape[{d}]")
             return
         if s > 0 and c == 0:
             sink(f"dimension {d}: {s} items but chunk extent 0",
-                 base + extent_offset(m.ndim, "chunkshape", d), f"{LOCAL}.chunkshape[{d}]")
+                 extent_offset(m.ndim, "chunkshape", d), f"{LOCAL}.chunkshape[{d}]")
             return
     for what, ext in (("shape", shape), ("padded chunk", _padded(cshape, bshape))):
         if math.prod(ext) >= 1 << 63:
             sink(f"the {what} {ext} holds 2**63 items or more",
-                 base + extent_offset(m.ndim, "shape", 0), f"{LOCAL}.shape")
+                 extent_offset(m.ndim, "shape", 0), f"{LOCAL}.shape")
             return
+
+
+# The value as read, then its extents; F-b2nd again for the grid and each
+# chunk when the array is read.
+META_RULES = (value_readable, extents_agree)
+ARRAY_RULES = (value_readable,)
 
 
 def array_marker(ndim: int) -> int:
@@ -137,9 +181,6 @@ def extent_offset(ndim: int, field: str, d: int) -> int:
         return pos + B2ndDtype.dtype_format.sizeof() + B2ndDtype.dtype_marker.sizeof() \
             + B2ndDtype.dtype_len.sizeof()
     raise KeyError(field)
-
-
-META_RULES = (extents_agree,)
 
 
 def _padded(cshape: Sequence[int], bshape: Sequence[int]) -> list[int]:

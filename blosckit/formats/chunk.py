@@ -24,7 +24,7 @@ from construct import this
 from . import ctx_get, fast_format, fast_parser, inner
 from . import enums
 from .layout import Layout
-from .rules import OFFSETS, declare, fail, rule
+from .rules import OFFSETS, RaiseFirst, rule
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#header -- the 16-byte header shared by every version
@@ -211,6 +211,14 @@ def special_kind(blosc2_flags: int) -> int:
     return EXTENDED["blosc2_flags.special"].of(blosc2_flags)
 
 
+def raw_data_offset(h: RawHeader) -> int | None:
+    """Where a memcpyed chunk's data starts (its bytes stored as they are),
+    None for any other chunk (a special one included)."""
+    if h.flags & FLAG_MEMCPYED and not h.special:
+        return LEN_EXTENDED if extended_flags(h.flags) else LEN_HEADER
+    return None
+
+
 def streams_in_block(split: bool, typesize: int, bsize: int, blocksize: int) -> int:
     """How many streams a block of ``bsize`` bytes has: ``typesize`` in a
     split chunk, except for a short last block (``bsize`` != ``blocksize``),
@@ -310,6 +318,7 @@ FAST_VLSIZE = fast_format(VLBlock.size)
 LEN_BSTART = FAST_BSTART.size
 LEN_CSIZE = FAST_CSIZE.size
 LEN_TOKEN = inner(Stream.token).thensubcon.sizeof()
+LEN_VLSIZE = FAST_VLSIZE.size
 
 
 def token_follows(version: int) -> bool:
@@ -422,6 +431,14 @@ class ChunkView:
     dict: bytes | None
     split: bool             # full blocks are split into typesize streams
     legacy: bool            # version <= 2: C-Blosc 1.x rules
+    def has_udcodec(self) -> bool:
+        """The header has the udcodec byte (a six-slot extended header)."""
+        return self.extended and self.version not in EXTENDED_HEADERS
+
+    # where T-max-nbytes reports (a whole output reports elsewhere: OutputCap)
+    what = "nbytes"
+    nbytes_at = OFFSETS["chunk.header.nbytes"]
+    nbytes_path = "chunk.header.nbytes"
 
 
 def bstart_offset(v: ChunkView, j: int) -> int:
@@ -435,8 +452,14 @@ _H, _X = "chunk.header.", "chunk.header.extended."
 # specs/chunk.md#rules-header -- rules on the 16- and 32-byte header
 # ---------------------------------------------------------------------------
 
-H1 = declare("H1", "error", "chunk.header", "chunk.md#rules-header",
-             "the input holds at least the 16-byte header")
+@rule("H1", "error", "chunk.header", "chunk.md#rules-header",
+      "the input holds at least the 16-byte header")
+def input_holds_header(v, src, sink):
+    if v.n < LEN_HEADER:
+        sink(f"a chunk needs at least {LEN_HEADER} bytes, got {v.n}", v.n)
+
+
+INPUT_RULES = (input_holds_header,)
 
 
 @rule("T-version", "error", _H + "version", "chunk.md#rules-header", "version is 1..6")
@@ -468,15 +491,30 @@ def nbytes_not_negative(v, src, sink):
       "nbytes <= the caller's max_nbytes")
 def nbytes_below_cap(v, src, sink):
     if v.nbytes > v.max_nbytes:
-        sink(f"nbytes {v.nbytes} exceeds the limit of {v.max_nbytes}")
+        sink(f"{v.what} {v.nbytes} exceeds the limit of {v.max_nbytes}", v.nbytes_at,
+             v.nbytes_path)
+
+
+class OutputCap:
+    """A whole output (a frame, a b2nd array) under the caller's cap, as
+    T-max-nbytes reads it: ``nbytes`` bytes reported at ``nbytes_at`` /
+    ``nbytes_path``."""
+    __slots__ = ("nbytes", "max_nbytes", "nbytes_at", "nbytes_path")
+    what = "the output's size"
+
+    def __init__(self, nbytes: int, max_nbytes: int, at: int, path: str):
+        self.nbytes, self.max_nbytes, self.nbytes_at, self.nbytes_path = (
+            nbytes, max_nbytes, at, path)
 
 
 def check_output_cap(nbytes: int, max_nbytes: int | None, at: int, path: str) -> None:
     """The same limit on a whole output (a frame, a b2nd array), when the
     caller gives one: FormatError (T-max-nbytes) at ``at``/``path``."""
-    if max_nbytes is not None and nbytes > max_nbytes:
-        fail(nbytes_below_cap, at, path, f"{nbytes} bytes of output exceed the limit of "
-                                         f"{max_nbytes}")
+    if max_nbytes is not None:
+        RaiseFirst().run(CAP_RULES, OutputCap(nbytes, max_nbytes, at, path), None)
+
+
+CAP_RULES = (nbytes_below_cap,)
 
 
 @rule("H6", "error", _H + "cbytes", "chunk.md#rules-header",
@@ -557,9 +595,8 @@ def cbytes_inside_input(v, src, sink):
 def udcodec_not_builtin(v, src, sink):
     # writers store built-in codecs under their own codec format; C-Blosc2
     # looks udcodec up among plugins only and refuses such a chunk
-    if (v.compformat == enums.COMPFORMAT_UDCODEC and v.extended
-            and v.version not in EXTENDED_HEADERS and not v.special and not v.memcpyed
-            and v.udcodec < enums.FIRST_UDCODEC):
+    if (v.compformat == enums.COMPFORMAT_UDCODEC and v.has_udcodec() and not v.special
+            and not v.memcpyed and v.udcodec < enums.FIRST_UDCODEC):
         sink(f"codec format 6 with udcodec {v.udcodec} ({enums.codec_name(v.udcodec)}), a "
              "built-in codec that is stored under its own codec format")
 
@@ -744,55 +781,251 @@ def not_instrumented(v, src, sink):
 
 DECODABLE_RULES = (not_lazy, not_instrumented)
 
-# Checked by the validator only, on a bare chunk: readers decode the first
-# cbytes bytes and ignore the rest, which is often a sign of a wrong length.
-T_TRAILING = declare("T-trailing", "warning", "chunk", "chunk.md#rules-header",
-                     "the input ends where the chunk does (bytes after cbytes are ignored)")
 
-# Checked where the reader looks the codec and filters up, and while it walks
-# a block's streams.
-T_CODEC = declare("T-codec", "error", _H + "flags.compformat", "chunk.md#rules-decode",
-                  "the codec is one this build decodes", unsupported=True)
-T_FILTER = declare("T-filter", "error", _X + "filters[]", "chunk.md#rules-decode",
-                   "every filter is one this build decodes", unsupported=True)
-T_TOKEN = declare("T-token", "error", "chunk.blocks[].streams[].token",
-                  "chunk.md#rules-decode",
-                  "a stream token has bit 0 set (other encodings are reserved)",
-                  unsupported=True)
+
+@rule("T-trailing", "warning", "chunk", "chunk.md#rules-header",
+      "the input ends where the chunk does (bytes after cbytes are ignored)")
+def input_ends_with_chunk(v, src, sink):
+    # checked by the validator only, on a bare chunk: readers decode the
+    # first cbytes bytes and ignore the rest, often a sign of a wrong length
+    if v.n > v.cbytes:
+        sink(f"{v.n - v.cbytes} bytes follow the chunk's {v.cbytes} (cbytes); readers "
+             "ignore them", v.cbytes)
+
+
+TRAILING_RULES = (input_ends_with_chunk,)
+
+# ---------------------------------------------------------------------------
+# specs/chunk.md#rules-decode -- the codec and filters this build decodes
+# ---------------------------------------------------------------------------
+
+
+class PipelineView:
+    """What decoding a chunk's streams needs: its codec (``decoder``, None
+    when this build has none for it) and the filter ids this build decodes
+    (``known_filters``), looked up by the reader; ``needed`` is true once a
+    stream needs the codec (a chunk of zeros, runs and raw streams decodes
+    without it)."""
+    __slots__ = ("chunk", "decoder", "known_filters", "needed")
+
+    def __init__(self, chunk: ChunkView, decoder, known_filters, needed: bool = False):
+        self.chunk, self.decoder, self.known_filters, self.needed = (
+            chunk, decoder, known_filters, needed)
+
+
+@rule("T-codec", "error", _H + "flags.compformat", "chunk.md#rules-decode",
+      "the codec is one this build decodes", unsupported=True)
+def codec_decodable(v, src, sink):
+    c = v.chunk
+    if c.compformat == enums.COMPFORMAT_SCHUNK and not c.memcpyed and not c.special:
+        sink("codec format 7 is defined by a super-chunk, not by the chunk")
+    elif not v.needed or v.decoder is not None:
+        return
+    elif c.compformat != enums.COMPFORMAT_UDCODEC:
+        sink(f"codec format {c.compformat} ({enums.COMPFORMATS[c.compformat]}) cannot be "
+             "decoded")
+    elif not c.has_udcodec():
+        sink("codec format 6 names its codec in the extended header's udcodec byte, which "
+             "this header does not have")
+    else:
+        sink(f"codec {enums.codec_name(c.udcodec)} (id {c.udcodec}) is not available in this "
+             "build", OFFSETS[_X + "udcodec"], _X + "udcodec")
+
+
+@rule("T-filter", "error", _X + "filters[]", "chunk.md#rules-decode",
+      "every filter is one this build decodes", unsupported=True)
+def filters_decodable(v, src, sink):
+    c = v.chunk
+    for slot in reversed(range(NUM_FILTER_SLOTS)):     # in decode order
+        fid = c.slots[slot]
+        if fid in v.known_filters:
+            continue
+        if c.extended:
+            at, path = OFFSETS[_X + "filters"] + slot, f"{_X}filters[{slot}]"
+        else:
+            at, path = OFFSETS[_H + "flags"], _H + "flags"
+        sink(f"filter {enums.filter_name(fid)} (id {fid}) cannot be decoded by this build",
+             at, path)
+
+
+# T-codec runs twice: before anything is decoded (codec format 7 is refused
+# at once) and when a stream needs the codec (``needed``).
+CODEC_RULES = (codec_decodable,)
+FILTER_RULES = (filters_decodable,)
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#rules-streams -- streams of regular blocks
 # ---------------------------------------------------------------------------
 
-B4 = declare("B4", "error", "chunk.blocks[].streams[].csize", "chunk.md#rules-streams",
-             "each stream (size field and payload) ends inside cbytes")
-B5 = declare("B5", "error", "chunk.blocks[].streams[].token", "chunk.md#rules-streams",
-             "a negative csize is followed by its token byte (versions >= 4)")
-B6 = declare("B6", "error", "chunk.blocks[].streams[].csize", "chunk.md#rules-streams",
-             "a run-length csize is -1..-255")
-B7 = declare("B7", "error", "chunk.blocks[].streams[].cdata", "chunk.md#rules-streams",
-             "each codec stream decodes to exactly its uncompressed size")
+
+class StreamView:
+    """Stream ``k`` of block ``j`` as the reader walks it: its csize field
+    at ``pos`` (``csize`` None when the chunk ends before it), the token
+    byte after a run's csize (``token``, None when there is none or the
+    chunk ends first), the chunk end ``end`` (cbytes) and the stream's
+    uncompressed size ``want``; once decoded, ``got`` bytes, explained by
+    ``why(got, want)``.  One view per block walk, refilled per stream."""
+    __slots__ = ("j", "k", "pos", "end", "csize", "token", "token_follows", "want", "got",
+                 "why")
+    payload = "cdata"
+
+    def __init__(self, j: int, end: int, token_follows: bool, want: int):
+        self.j, self.k, self.end, self.token_follows, self.want = j, 0, end, token_follows, want
+        self.pos, self.csize, self.token, self.got, self.why = 0, None, None, 0, None
+
+    def path(self, leaf: str) -> str:
+        return f"chunk.blocks[{self.j}].streams[{self.k}].{leaf}"
+
+    @property
+    def payload_at(self) -> int:
+        return self.pos + LEN_CSIZE
+
+    @property
+    def size(self) -> int:
+        """Bytes of the stream: csize field, token, payload."""
+        csize = self.csize or 0
+        token = LEN_TOKEN if csize < 0 and self.token_follows else 0
+        return LEN_CSIZE + token + max(csize, 0)
+
+
+@rule("B4", "error", "chunk.blocks[].streams[].csize", "chunk.md#rules-streams",
+      "each stream (size field and payload) ends inside cbytes")
+def stream_inside_chunk(v, src, sink):
+    if v.csize is None:
+        sink("the chunk ends before this stream's size", v.end, v.path("csize"))
+    elif v.csize > v.end - v.payload_at:
+        sink(f"stream of {v.csize} bytes runs past the chunk end ({v.end})", v.pos,
+             v.path("csize"))
+
+
+@rule("B5", "error", "chunk.blocks[].streams[].token", "chunk.md#rules-streams",
+      "a negative csize is followed by its token byte (versions >= 4)")
+def run_has_token(v, src, sink):
+    if v.csize is not None and v.csize < 0 and v.token_follows and v.token is None:
+        sink("the chunk ends before the run token", v.end, v.path("token"))
+
+
+@rule("T-token", "error", "chunk.blocks[].streams[].token", "chunk.md#rules-decode",
+      "a stream token has bit 0 set (other encodings are reserved)", unsupported=True)
+def token_is_run(v, src, sink):
+    if v.token is not None and not v.token & TOKEN_RUN:
+        sink(f"stream token {v.token:#04x} is not a run (other encodings are reserved)",
+             v.payload_at, v.path("token"))
+
+
+# A run stream's csize is minus its byte value, one byte: csize is
+# -1..-MAX_RUN_BYTE (the C header carries it too).
+MAX_RUN_BYTE = 0xFF
+
+
+@rule("B6", "error", "chunk.blocks[].streams[].csize", "chunk.md#rules-streams",
+      f"a run-length csize is -1..-{MAX_RUN_BYTE}")
+def run_is_one_byte(v, src, sink):
+    if v.csize is not None and v.csize < -MAX_RUN_BYTE:
+        sink(f"a run stream encodes one byte, csize {v.csize} is below -{MAX_RUN_BYTE}", v.pos,
+             v.path("csize"))
+
+
+# In the order the reader applies them to each stream, before its payload.
+STREAM_RULES = (stream_inside_chunk, run_has_token, token_is_run, run_is_one_byte)
+
+
+@rule("B7", "error", "chunk.blocks[].streams[].cdata", "chunk.md#rules-streams",
+      "each codec stream decodes to exactly its uncompressed size")
+def payload_decodes(v, src, sink):
+    if v.got != v.want:
+        sink(v.why(v.got, v.want), v.payload_at, v.path(v.payload))
+
+
+DECODED_RULES = (payload_decodes,)
+
+
+class BlockView:
+    """Block ``j`` decoded in one piece (the native block decoder) for B7:
+    ``got`` is -1 when it failed."""
+    __slots__ = ("j", "payload_at", "want", "got", "why")
+    payload = ""
+
+    def __init__(self, j: int, at: int, want: int, got: int, why):
+        self.j, self.payload_at, self.want, self.got, self.why = j, at, want, got, why
+
+    def path(self, leaf: str) -> str:
+        return f"chunk.blocks[{self.j}]"
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#rules-vlblocks -- blocks of VL-block chunks
 # ---------------------------------------------------------------------------
 
-VL3 = declare("VL3", "error", "chunk.bstarts[]", "chunk.md#rules-vlblocks",
-              "VL blocks end inside cbytes")
-VL4 = declare("VL4", "error", "chunk.blocks[].size", "chunk.md#rules-vlblocks",
-              "VL-block size > 0")
-VL5 = declare("VL5", "error", "chunk.blocks[].size", "chunk.md#rules-vlblocks",
-              "VL-block size matches its span of the output")
-VL6 = declare("VL6", "error", "chunk.blocks[].payload", "chunk.md#rules-vlblocks",
-              "VL-block payload is not empty")
-VL7 = declare("VL7", "error", "chunk.header.nbytes", "chunk.md#rules-vlblocks",
-              "VL-block sizes add up to nbytes")
 
-# ---------------------------------------------------------------------------
-# Facts the C header (formats/cheader.py) needs that no declaration above
-# holds as a value.
-# ---------------------------------------------------------------------------
+class VLBlockView:
+    """VL block ``j`` as the reader walks it: it starts at ``start`` (its
+    bstart) and runs to ``stop`` (the next bstart, or cbytes), its size
+    field says ``size`` bytes, the blocks before it add up to ``total``;
+    ``final`` once every block is counted (``total`` then is the sum).
+    When decoded: ``want`` bytes of output for it, ``got`` decoded."""
+    __slots__ = ("chunk", "j", "start", "stop", "size", "total", "final", "want", "got",
+                 "why")
+    payload = "payload"
 
-# A run stream's csize is minus its byte value, one byte: csize is
-# -1..-MAX_RUN_BYTE (rule B6).
-MAX_RUN_BYTE = 0xFF
+    def __init__(self, chunk: ChunkView):
+        self.chunk, self.j, self.start, self.stop, self.size = chunk, 0, 0, 0, 0
+        self.total, self.final, self.want, self.got, self.why = 0, False, 0, 0, None
+
+    def path(self, leaf: str) -> str:
+        return f"chunk.blocks[{self.j}].{leaf}"
+
+    @property
+    def payload_at(self) -> int:
+        return self.start + LEN_VLSIZE
+
+    @property
+    def len_payload(self) -> int:
+        return self.stop - self.payload_at
+
+
+@rule("VL3", "error", "chunk.bstarts[]", "chunk.md#rules-vlblocks",
+      "VL blocks end inside cbytes")
+def vl_block_inside_chunk(v, src, sink):
+    if not v.final and v.stop > v.chunk.cbytes:
+        sink("block runs past cbytes", bstart_offset(v.chunk, v.j + 1),
+             f"chunk.bstarts[{v.j + 1}]")
+
+
+@rule("VL4", "error", "chunk.blocks[].size", "chunk.md#rules-vlblocks", "VL-block size > 0")
+def vl_size_positive(v, src, sink):
+    if not v.final and v.size <= 0:
+        sink(f"VL-block size {v.size} is not positive", v.start, v.path("size"))
+
+
+@rule("VL7", "error", "chunk.header.nbytes", "chunk.md#rules-vlblocks",
+      "VL-block sizes add up to nbytes")
+def vl_sizes_add_up(v, src, sink):
+    # a running sum, so that an overflow is caught at the block that causes it
+    nbytes = v.chunk.nbytes
+    if v.final:
+        if v.total != nbytes:
+            sink(f"VL-block sizes add up to {v.total}, nbytes is {nbytes}")
+    elif v.total + v.size > nbytes:
+        sink(f"VL-block sizes add up past nbytes ({nbytes})", v.start, v.path("size"))
+
+
+# Per block while the blocks are counted (then once more with ``final``).
+VL_SPAN_RULES = (vl_block_inside_chunk, vl_size_positive, vl_sizes_add_up)
+
+
+@rule("VL5", "error", "chunk.blocks[].size", "chunk.md#rules-vlblocks",
+      "VL-block size matches its span of the output")
+def vl_size_matches(v, src, sink):
+    if v.size != v.want:
+        sink(f"block size {v.size} disagrees with {v.want}", v.start, v.path("size"))
+
+
+@rule("VL6", "error", "chunk.blocks[].payload", "chunk.md#rules-vlblocks",
+      "VL-block payload is not empty")
+def vl_payload_present(v, src, sink):
+    if v.len_payload <= 0:
+        sink("empty VL-block payload", v.payload_at, v.path("payload"))
+
+
+# Per block before its payload is decoded.
+VL_BLOCK_RULES = (vl_size_matches, vl_payload_present)

@@ -120,7 +120,7 @@ def _offsets_size(value: Any, header: Any) -> str:
     version = _get(_get(header, "general_flags"), "version")
     if version is None:
         return "64-bit offsets" if value in (1, 2) else "unknown offset width"
-    expected = 1 if version >= 2 else 2
+    expected = frame.offsets_size_code(version)
     if value == expected:
         return "64-bit offsets"
     return f"unknown offset width (64-bit is code {expected} in frame version {version})"

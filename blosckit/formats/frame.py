@@ -15,9 +15,12 @@ import struct
 
 import construct as cs
 
+from typing import NamedTuple
+
+from . import chunk as fc
 from . import fast_format, fast_parser, field_offset
-from .layout import Layout
-from .rules import OFFSETS, declare, rule
+from .layout import ConstMismatch, Layout
+from .rules import OFFSETS, explain, rule
 
 MAGIC = b"b2frame\x00"
 
@@ -184,9 +187,13 @@ LEN_NAME_MARKER = NAME_MARKER.size
 def fixstr_len(marker: int) -> int | None:
     """The name length a metalayer entry's marker byte gives, or None when
     the byte is no msgpack fixstr."""
-    if NAME_MARKER["name_marker.kind"].of(marker) != FIXSTR_KIND:
+    if _FIXSTR_KIND.of(marker) != FIXSTR_KIND:
         return None
-    return NAME_MARKER["name_marker.len_name"].of(marker)
+    return _FIXSTR_LEN.of(marker)
+
+
+_FIXSTR_KIND = NAME_MARKER["name_marker.kind"]
+_FIXSTR_LEN = NAME_MARKER["name_marker.len_name"]
 
 
 def fixstr_marker(length: int) -> int:
@@ -292,6 +299,12 @@ def special_extra_bits(entry: int) -> int:
     return extra
 
 
+def written_special(entry: int) -> bool:
+    """The entry is a special offset as writers write it: the sign bit and
+    one kind bit (F-special-bits, F-special)."""
+    return entry < 0 and special_kind(entry) is not None and not special_extra_bits(entry)
+
+
 def special_offset(kind: str) -> int:
     """The index entry (a negative int64) that stands for a chunk of ``kind``."""
     top = _SPECIAL_FLAG | SPECIAL_KIND_BITS[kind]
@@ -319,22 +332,77 @@ def looks_like_frame(buf) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# specs/frame.md#rules -- rules on the header (FrameView: see frame.py)
+# specs/frame.md#rules -- rules on the header
 # ---------------------------------------------------------------------------
 
 _F = "frame.header."
 
-F_LAYOUT = declare("F-layout", "error", "frame.header.fixarray", "frame.md#rules",
-                   "the header starts with a msgpack fixarray of 11..14 elements")
-F_MARKER = declare("F-marker", "error", "frame.header", "frame.md#rules",
-                   "every msgpack marker of the header is the declared one")
+
+class FrameView:
+    """The header's fields the rules and the reader use, read through the
+    flat layout of the header's own layout (``layout``: its element count,
+    None when byte 0 names none; ``markers_ok`` False when a constant of
+    that layout differs or the input ends inside it)."""
+    __slots__ = ("n", "layout", "markers_ok", "sparse", "version", "frame_type",
+                 "offsets_size", "header_len", "frame_len", "nbytes", "cbytes", "typesize",
+                 "blocksize", "chunksize", "nfilters", "has_vlmetalayers_byte", "codec",
+                 "clevel", "udcodec", "filters", "filters_meta", "filter_shuffle")
+    n: int                      # bytes available
+    layout: int | None          # header elements: 14, or 13 / 12 / 11 (older layouts)
+    markers_ok: bool
+    sparse: bool                # the index file of a sparse frame
+    version: int
+    frame_type: int
+    offsets_size: int
+    header_len: int
+    frame_len: int
+    nbytes: int
+    cbytes: int
+    typesize: int
+    blocksize: int
+    chunksize: int
+    nfilters: int
+    has_vlmetalayers_byte: int
+    codec: int
+    clevel: int
+    udcodec: int
+    filters: list[int]
+    filters_meta: list[int]
+    filter_shuffle: int
+
+
+@rule("F-layout", "error", "frame.header.fixarray", "frame.md#rules",
+      "the header starts with a msgpack fixarray of 11..14 elements")
+def layout_known(v, src, sink):
+    if v.layout is None:
+        sink("not a Blosc2 frame: no header fixarray of 11..14 elements" if v.n
+             else "empty input: a frame starts with its header", 0)
+
+
+@rule("F-marker", "error", "frame.header", "frame.md#rules",
+      "every msgpack marker of the header is the declared one")
+def markers_declared(v, src, sink):
+    if v.layout is None or v.markers_ok:
+        return
+    if not explain(FRAME_HEADERS[v.layout], src, 0, "frame.header", sink):
+        sink("the header's markers disagree with its layout", 0)
+
+
+# Before anything else of the header is read.
+LAYOUT_RULES = (layout_known, markers_declared)
+
+
+def _at(v: FrameView, field: str) -> int:
+    """Where ``field`` sits in the view's own header layout (the older
+    layouts put fields elsewhere than today's)."""
+    return FLAT_HEADERS[v.layout].offset(field)
 
 
 @rule("F-version", "error", _F + "general_flags.version", "frame.md#rules",
       "the frame format version is 1..3 (0 in the older layouts)")
 def version_known(v, src, sink):
     if v.layout == 14 and not 1 <= v.version <= 3:
-        sink(f"unknown frame format version {v.version}")
+        sink(f"unknown frame format version {v.version}", _at(v, "general_flags.version"))
 
 
 @rule("F-type", "error", _F + "frame_type", "frame.md#rules",
@@ -342,16 +410,22 @@ def version_known(v, src, sink):
 def frame_type_matches(v, src, sink):
     if v.layout >= 13 and v.frame_type != (1 if v.sparse else 0):
         kind = "a sparse frame's index" if v.sparse else "a contiguous frame"
-        sink(f"frame type {v.frame_type} in {kind}")
+        sink(f"frame type {v.frame_type} in {kind}", _at(v, "frame_type"))
+
+
+def offsets_size_code(version: int) -> int:
+    """The offset-width code of 64-bit offsets in frame format ``version``
+    (the only width written): 1 from version 2 on, 2 before."""
+    return 1 if version >= 2 else 2
 
 
 @rule("F-offsets-size", "error", _F + "general_flags.offsets_size", "frame.md#rules",
       "offsets are 64-bit: code 1 from frame version 2 on, code 2 in versions 0 and 1")
 def offsets_64bit(v, src, sink):
-    expected = 1 if v.version >= 2 else 2
+    expected = offsets_size_code(v.version)
     if v.layout >= 13 and v.offsets_size != expected:
         sink(f"offset width code {v.offsets_size}: 64-bit offsets are code {expected} in "
-             f"frame version {v.version}")
+             f"frame version {v.version}", _at(v, "general_flags.offsets_size"))
 
 
 @rule("F-header-len", "error", _F + "header_len", "frame.md#rules",
@@ -359,14 +433,14 @@ def offsets_64bit(v, src, sink):
 def header_len_sane(v, src, sink):
     if not LEN_FIXED[v.layout] <= v.header_len <= v.frame_len:
         sink(f"header length {v.header_len} is outside {LEN_FIXED[v.layout]}.."
-             f"{v.frame_len} (the frame length)")
+             f"{v.frame_len} (the frame length)", _at(v, "header_len"))
 
 
 @rule("F-frame-len", "error", _F + "frame_len", "frame.md#rules",
       "a contiguous frame is exactly frame_len bytes long (a sparse index likewise)")
 def frame_len_matches(v, src, sink):
     if v.frame_len != v.n:
-        where = v.n if v.frame_len > v.n else OFFSETS[_F + "frame_len"]
+        where = v.n if v.frame_len > v.n else _at(v, "frame_len")
         sink(f"the header says {v.frame_len} bytes, the input has {v.n}", where)
 
 
@@ -375,16 +449,16 @@ def frame_len_matches(v, src, sink):
       needs=(_F + "frame_len",))
 def sizes_sane(v, src, sink):
     if v.nbytes < 0 or v.cbytes < 0:
-        sink(f"negative sizes: nbytes {v.nbytes}, cbytes {v.cbytes}")
+        sink(f"negative sizes: nbytes {v.nbytes}, cbytes {v.cbytes}", _at(v, "nbytes"))
     elif not v.sparse and v.header_len + v.cbytes > v.frame_len:
         sink(f"the chunks section ({v.cbytes} bytes after the {v.header_len}-byte header) "
-             f"runs past the frame ({v.frame_len})", OFFSETS[_F + "cbytes"])
+             f"runs past the frame ({v.frame_len})", _at(v, "cbytes"))
 
 
 @rule("F-typesize", "error", _F + "typesize", "frame.md#rules", "typesize > 0")
 def typesize_positive(v, src, sink):
     if v.typesize <= 0:
-        sink(f"typesize {v.typesize} is not positive")
+        sink(f"typesize {v.typesize} is not positive", _at(v, "typesize"))
 
 
 @rule("F-chunksize", "error", _F + "chunksize", "frame.md#rules",
@@ -392,55 +466,370 @@ def typesize_positive(v, src, sink):
       "the offsets index); an empty one may say anything (python-blosc2 writes -1)")
 def chunksize_sane(v, src, sink):
     if v.nbytes > 0 and v.chunksize < 0:
-        sink(f"chunksize {v.chunksize} with {v.nbytes} bytes of data")
+        sink(f"chunksize {v.chunksize} with {v.nbytes} bytes of data", _at(v, "chunksize"))
 
 
 @rule("F-nfilters", "error", _F + "filter_pipeline.nfilters", "frame.md#rules",
       "the filter pipeline has at most 6 slots")
 def nfilters_sane(v, src, sink):
     if v.layout >= 13 and v.nfilters > 6:
-        sink(f"{v.nfilters} filter slots, at most 6")
+        sink(f"{v.nfilters} filter slots, at most 6", _at(v, "filter_pipeline.nfilters"))
 
 
 @rule("F-vlmeta-flag", "error", _F + "has_vlmetalayers", "frame.md#rules",
       "has_vlmetalayers is a msgpack bool (0xc2 or 0xc3)")
 def vlmeta_flag_bool(v, src, sink):
     if v.has_vlmetalayers_byte not in (0xC2, 0xC3):
-        sink(f"byte {v.has_vlmetalayers_byte:#04x} where a msgpack bool belongs")
+        sink(f"byte {v.has_vlmetalayers_byte:#04x} where a msgpack bool belongs",
+             _at(v, "has_vlmetalayers"))
 
 
 HEADER_RULES = (version_known, frame_type_matches, offsets_64bit, header_len_sane,
                 frame_len_matches, sizes_sane, typesize_positive, chunksize_sane,
                 nfilters_sane, vlmeta_flag_bool)
 
-# Checked while the metalayers, the offsets index and the trailer are read.
-F_META = declare("F-meta", "error", "frame.metalayers", "frame.md#rules",
-                 "the metalayer index and values are well formed, at most 16 entries, each "
-                 "offset pointing at its bin32 value inside the header (trailer)")
-F_TRAILER = declare("F-trailer", "error", "frame.trailer", "frame.md#rules",
-                    "the trailer ends the frame: its tail markers, a length of at least 25 "
-                    "that fits after the header, and its leading fixarray")
-F_INDEX = declare("F-index", "error", "frame.offsets", "frame.md#rules",
-                  "the offsets index is a valid chunk of one int64 per chunk, right after "
-                  "the chunks section")
-F_OFFSET = declare("F-offset", "error", "frame.offsets[]", "frame.md#rules",
-                   "each offset is a special value or points at a chunk inside the chunks "
-                   "section")
-F_CHUNK = declare("F-chunk", "error", "frame.chunks[]", "frame.md#rules",
-                  "each chunk lies inside the chunks section and holds chunksize bytes (the "
-                  "last one may hold fewer)")
-F_SPECIAL = declare("F-special", "error", "frame.offsets[]", "frame.md#rules",
-                    "a special offset's kind is zeros, nan or uninit, in a frame of fixed "
-                    "chunk size, and the chunk it stands for passes the chunk rules: NaN needs "
-                    "typesize 4 or 8, NaN and uninit whole items")
-F_SFRAME = declare("F-sframe", "error", "frame.chunks[]", "frame.md#rules",
-                   "every chunk file an sframe's index names exists")
+
+def read_or_none(layout: Layout, buf, at: int) -> tuple | None:
+    """``layout``'s flat values at ``at`` of ``buf``, or None where a
+    constant differs or the input ends (a rule then explains which field)."""
+    try:
+        return layout.read(buf, at)
+    except (ConstMismatch, struct.error):
+        return None
+
+
+# ---------------------------------------------------------------------------
+# specs/frame.md#rules -- the metalayer sections (header and trailer)
+# ---------------------------------------------------------------------------
+
+class MetaEntryView(NamedTuple):
+    """One index entry of a metalayer section: its name's marker byte and
+    bytes, its value offset (from the section's base), where the value's
+    bin32 starts (``at``) and its content length (None when the value's
+    head is unreadable or ``at`` lies outside the section)."""
+    marker: int
+    name: bytes
+    offset: int
+    at: int
+    len_content: int | None
+
+
+class MetaView(NamedTuple):
+    """A metalayer section as read: at ``start`` of ``src``, everything in
+    ``src[:limit]``, value offsets from ``base``, paths under ``root``;
+    ``entries`` None when the section's index does not read."""
+    start: int
+    limit: int
+    base: int
+    root: str
+    entries: list[MetaEntryView] | None
+
+    def value_path(self, e: MetaEntryView) -> str:
+        return f"{self.root}[{e.name.decode('utf-8', 'replace')!r}]"
+
+
+@rule("F-meta", "error", "frame.metalayers", "frame.md#rules",
+      "the metalayer index and values are well formed, at most 16 entries, each offset "
+      "pointing at its bin32 value inside the header (trailer)")
+def metalayers_well_formed(v, src, sink):
+    if v.entries is None:
+        if not explain(Metalayers, src[:v.limit], v.start, v.root, sink):
+            sink("the metalayer index disagrees with its declaration", v.start, v.root)
+        return
+    if len(v.entries) > MAX_METALAYERS:
+        sink(f"{len(v.entries)} metalayers, at most {MAX_METALAYERS}",
+             v.start + FAST_META_HEAD.offset("num_metalayers"), f"{v.root}.num_metalayers")
+        return
+    limit = v.limit
+    for k, e in enumerate(v.entries):
+        if fixstr_len(e.marker) is None:
+            sink(f"byte {e.marker:#04x} where a msgpack fixstr belongs", v.start,
+                 f"{v.root}.index[{k}].name_marker")
+        elif not 0 <= e.at < limit:
+            sink(f"value offset {e.offset} points outside the section "
+                 f"(0..{limit - v.base})", v.start, v.value_path(e))
+        elif e.len_content is None or e.at + LEN_META_VALUE_HEAD + e.len_content > limit:
+            # construct says which byte is wrong, or where the value runs out
+            if not explain(MetaValue, src[:v.limit], e.at, v.value_path(e), sink):
+                sink("the value disagrees with its declaration", e.at, v.value_path(e))
+
+
+META_RULES = (metalayers_well_formed,)
+
+# ---------------------------------------------------------------------------
+# specs/frame.md#rules -- the trailer
+# ---------------------------------------------------------------------------
+
+
+class TrailerView(NamedTuple):
+    """The trailer of a frame ending at ``frame_len`` (``n`` bytes of input;
+    the header ``header_len`` bytes long, 0 when unknown), read from its
+    end (:func:`trailer_view`): ``tail`` (TrailerTail's flat values at
+    ``tail_at``, None when unreadable or the frame is too short for it),
+    ``trailer_len`` and whether it is sane, ``start`` (None until the
+    length is sane) and ``head`` (TrailerHead's values at ``start``, None
+    when unreadable)."""
+    n: int
+    frame_len: int
+    header_len: int
+    tail_at: int
+    tail: tuple | None
+    trailer_len: int | None
+    length_sane: bool
+    start: int | None
+    head: tuple | None
+
+
+def trailer_view(n: int, frame_len: int, header_len: int, src) -> TrailerView:
+    """The trailer of the frame ending at ``frame_len`` of ``src``, as read."""
+    tail_at = frame_len - LEN_TRAILER_TAIL
+    tail = head = start = tl = None
+    sane = False
+    if frame_len >= LEN_TRAILER_TAIL + header_len:
+        tail = read_or_none(FAST_TRAILER_TAIL, src, tail_at)
+    if tail is not None:
+        tl = _TRAILER_LEN(tail)
+        sane = MIN_TRAILER_LEN <= tl <= frame_len - header_len
+        if sane:
+            start = frame_len - tl
+            head = read_or_none(FAST_TRAILER_HEAD, src, start)
+    return _new(TrailerView, (n, frame_len, header_len, tail_at, tail, tl, sane, start, head))
+
+
+_new = tuple.__new__        # a view made without NamedTuple's Python-level __new__
+
+
+@rule("F-trailer", "error", "frame.trailer", "frame.md#rules",
+      "the trailer ends the frame: its tail markers, a length of at least 25 that fits "
+      "after the header, and its leading fixarray")
+def trailer_ends_frame(v, src, sink):
+    if v.frame_len < LEN_TRAILER_TAIL + v.header_len:
+        sink("the frame ends before its trailer", v.n)
+    elif v.tail is None:
+        if not explain(TrailerTail, src, v.tail_at, "frame.trailer", sink):
+            sink("the trailer's tail disagrees with its declaration", v.tail_at)
+    elif not v.length_sane:
+        sink(f"trailer length {v.trailer_len} is outside {MIN_TRAILER_LEN}.."
+             f"{v.frame_len - v.header_len}",
+             v.tail_at + FAST_TRAILER_TAIL.offset("trailer_len"), "frame.trailer.trailer_len")
+    elif v.head is None:
+        if not explain(TrailerHead, src, v.start, "frame.trailer", sink):
+            sink("the trailer's head disagrees with its declaration", v.start)
+
+
+TRAILER_RULES = (trailer_ends_frame,)
+
+
 # Warnings from the validator: readers ignore these bytes, writers set them.
-F_TRAILER_VERSION = declare("F-trailer-version", "warning", "frame.trailer.version",
-                            "frame.md#rules", "the trailer version is 1 (0 before 2.0.0-beta.2)")
-F_FINGERPRINT = declare("F-fingerprint", "warning", "frame.trailer.fingerprint_type",
-                        "frame.md#rules", "the fingerprint kind is 0..3; kind 0 (none, the "
-                        "only one written) has 16 zero bytes")
+@rule("F-trailer-version", "warning", "frame.trailer.version", "frame.md#rules",
+      "the trailer version is 1 (0 before 2.0.0-beta.2)")
+def trailer_version_known(v, src, sink):
+    version = _TRAILER_VERSION(v.head)
+    if version not in TRAILER_VERSIONS:
+        sink(f"trailer version {version}; writers put 1 (0 before 2.0.0-beta.2)",
+             v.start + FAST_TRAILER_HEAD.offset("version"))
+
+
+@rule("F-fingerprint", "warning", "frame.trailer.fingerprint_type", "frame.md#rules",
+      "the fingerprint kind is 0..3; kind 0 (none, the only one written) has 16 zero "
+      "bytes")
+def fingerprint_known(v, src, sink):
+    kind, fingerprint = _FINGERPRINT_TYPE(v.tail), _FINGERPRINT(v.tail)
+    at = v.tail_at + FAST_TRAILER_TAIL.offset("fingerprint_type")
+    if kind not in FINGERPRINT_KINDS:
+        sink(f"fingerprint kind {kind} is none of 0..{max(FINGERPRINT_KINDS)}", at)
+    elif kind == 0 and any(fingerprint):
+        sink("fingerprint kind 0 (none) with bytes that are not zero",
+             v.tail_at + FAST_TRAILER_TAIL.offset("fingerprint"), "frame.trailer.fingerprint")
+
+
+# Run on a trailer F-trailer accepted.
+TRAILER_WARNINGS = (trailer_version_known, fingerprint_known)
+TRAILER_VERSIONS = (0, 1)
+FINGERPRINT_KINDS = range(4)
+_TRAILER_LEN = FAST_TRAILER_TAIL.getter("trailer_len")
+_TRAILER_VERSION = FAST_TRAILER_HEAD.getter("version")
+_FINGERPRINT_TYPE = FAST_TRAILER_TAIL.getter("fingerprint_type")
+_FINGERPRINT = FAST_TRAILER_TAIL.getter("fingerprint")
+
+# ---------------------------------------------------------------------------
+# specs/frame.md#rules -- the offsets index
+# ---------------------------------------------------------------------------
+
+
+class IndexView(NamedTuple):
+    """The offsets index as it is located and read (:func:`index_view`):
+    it starts at ``start`` (None when the header does not say where) and
+    ends by ``end`` (exactly there when ``fills``: the trailer's start);
+    ``nchunks`` offsets are due (None: as many as it holds, chunks of
+    varying size); ``absent`` for a frame without data (the trailer follows
+    the header).  ``chunk_nbytes`` / ``chunk_cbytes`` are its chunk header's
+    (None when the space holds no header: the chunk's own H1 says so);
+    ``decoded`` the bytes it decodes to (None before it is decoded)."""
+    n: int
+    header_len: int
+    start: int | None
+    end: int
+    fills: bool
+    nchunks: int | None
+    absent: bool
+    chunk_nbytes: int | None
+    chunk_cbytes: int | None
+    decoded: int | None
+
+
+def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, end: int,
+               fills: bool, nchunks: int | None, src) -> IndexView:
+    """The offsets index between ``start`` and ``end`` of ``src``, its chunk
+    header read when the space holds one."""
+    absent = frame_nbytes == 0 and end == start
+    nb = cb = None
+    if start is not None and not absent and header_len <= start and \
+            start + fc.LEN_HEADER <= min(end, n):
+        h = fc.FAST_HEADER.unpack_from(src, start)
+        nb, cb = h[_NBYTES_AT], h[_CBYTES_AT]
+    return _new(IndexView, (n, header_len, start, end, fills, nchunks, absent, nb, cb, None))
+
+
+@rule("F-index", "error", "frame.offsets", "frame.md#rules",
+      "the offsets index is a valid chunk of one int64 per chunk, right after the chunks "
+      "section")
+def index_fills_its_space(v, src, sink):
+    start, end = v.start, v.end
+    if start is None:
+        sink("header_len or cbytes unreadable: the index cannot be located", 0, "frame.header")
+    elif v.absent:
+        return
+    elif not v.header_len <= start < end:
+        sink(f"no room for the offsets index between {start} and {end}", min(start, v.n))
+    elif v.chunk_cbytes is not None and (
+            (v.fills and v.chunk_cbytes != end - start)
+            or (v.nchunks is not None and v.chunk_nbytes != LEN_OFFSET * v.nchunks)):
+        sink(f"the index chunk ({v.chunk_cbytes} bytes for {v.chunk_nbytes // LEN_OFFSET} "
+             f"offsets) does not fill the {end - start} bytes before the trailer with "
+             f"{v.nchunks} offsets", start + _CHUNK_NBYTES_AT)
+    elif v.decoded is not None and (v.decoded % LEN_OFFSET or (
+            v.nchunks is not None and v.decoded != LEN_OFFSET * v.nchunks)):
+        sink(f"the index holds {v.decoded} bytes, {v.nchunks} offsets of {LEN_OFFSET} are due",
+             start + _CHUNK_NBYTES_AT)
+
+
+INDEX_RULES = (index_fills_its_space,)
+_CHUNK_NBYTES_AT = fc.HEADER.offset("nbytes")
+_NBYTES_AT, _CBYTES_AT = fc.HEADER["nbytes"].index, fc.HEADER["cbytes"].index
+
+# ---------------------------------------------------------------------------
+# specs/frame.md#rules -- each index entry and the chunk it stands for
+# ---------------------------------------------------------------------------
+
+
+class EntryView:
+    """Entry ``i`` of the offsets index (``entry``, an int64), its byte
+    offset ``at`` (the index chunk's start when the index is compressed),
+    and the frame's facts it is read with: the chunks section
+    ``[header_len, section_end)``, the decoded ``size`` of chunk ``i`` (None:
+    chunks of varying size), ``typesize``, ``sparse`` (entries name chunk
+    files).  The reader adds what it finds: ``file_error`` (a sparse
+    frame's chunk file that cannot be read), the chunk's ``start`` and
+    ``cbytes`` (from its header), and ``nbytes`` once decoded."""
+    __slots__ = ("i", "entry", "at", "header_len", "section_end", "size", "typesize",
+                 "sparse", "file_error", "start", "cbytes", "nbytes")
+
+    def __init__(self, i: int, entry: int, at: int, header_len: int, section_end: int,
+                 size: int | None, typesize: int, sparse: bool = False):
+        self.i, self.entry, self.at = i, entry, at
+        self.header_len, self.section_end = header_len, section_end
+        self.size, self.typesize, self.sparse = size, typesize, sparse
+        self.file_error = self.start = self.cbytes = self.nbytes = None
+
+    @property
+    def kind(self) -> str | None:
+        return special_kind(self.entry)
+
+    @property
+    def path(self) -> str:
+        return f"frame.offsets[{self.i}]"
+
+    @property
+    def chunk_path(self) -> str:
+        return f"frame.chunks[{self.i}]"
+
+
+def entry_hex(entry: int) -> str:
+    """An index entry as the 16 hex digits of its int64."""
+    return f"{entry & (1 << 8 * LEN_OFFSET) - 1:#018x}"
+
+
+@rule("F-special-bits", "error", "frame.offsets[]", "frame.md#rules",
+      "a special offset has the sign bit and one kind bit set, nothing else")
+def special_bits_written(v, src, sink):
+    # C-Blosc2 reads the first kind bit and ignores the rest: such an entry
+    # is damage (or an unknown writer's), never a writer's output
+    if v.entry < 0 and v.kind is not None and special_extra_bits(v.entry):
+        sink(f"special offset {entry_hex(v.entry)} has bits besides the sign bit and the "
+             f"{v.kind} bit", v.at, v.path)
+
+
+@rule("F-special", "error", "frame.offsets[]", "frame.md#rules",
+      "a special offset's kind is zeros, nan or uninit, in a frame of fixed chunk size, and "
+      "the chunk it stands for passes the chunk rules: NaN needs typesize 4 or 8, NaN and "
+      "uninit whole items")
+def special_readable(v, src, sink):
+    if v.entry >= 0:
+        return
+    kind, size, ts = v.kind, v.size, v.typesize
+    if kind is None:
+        sink(f"special offset {entry_hex(v.entry)} names no special kind", v.at, v.path)
+    elif size is None:
+        sink("a special offset in a frame whose chunks vary in size", v.at, v.path)
+    elif kind == "nan" and ts not in fc.NAN_WIDTHS:
+        sink(f"a NaN entry needs typesize 4 or 8, the frame's is {ts}", v.at, v.path)
+    elif kind != "zeros" and size % ts:
+        sink(f"a {kind} entry of {size} bytes is not a whole number of {ts}-byte items",
+             v.at, v.path)
+
+
+# A negative entry: the extra bits first (an entry with no kind bit is F-special).
+SPECIAL_RULES = (special_bits_written, special_readable)
+
+
+@rule("F-offset", "error", "frame.offsets[]", "frame.md#rules",
+      "each offset is a special value or points at a chunk inside the chunks section")
+def offset_in_section(v, src, sink):
+    if v.entry >= 0 and not v.sparse and not (
+            v.header_len <= v.header_len + v.entry <= v.section_end - fc.LEN_HEADER):
+        sink(f"offset {v.entry} is outside the chunks section "
+             f"(0..{v.section_end - v.header_len - fc.LEN_HEADER})", v.at, v.path)
+
+
+@rule("F-sframe", "error", "frame.chunks[]", "frame.md#rules",
+      "every chunk file an sframe's index names exists")
+def chunk_file_readable(v, src, sink):
+    if v.file_error is not None:
+        sink(f"chunk file {chunk_file_name(v.entry)} cannot be read: {v.file_error}", v.at,
+             v.chunk_path)
+
+
+# A non-negative entry, before its chunk's header is read.
+LOCATION_RULES = (offset_in_section, chunk_file_readable)
+
+
+@rule("F-chunk", "error", "frame.chunks[]", "frame.md#rules",
+      "each chunk lies inside the chunks section and holds chunksize bytes (the last one "
+      "may hold fewer)")
+def chunk_fits_frame(v, src, sink):
+    if not v.sparse and not fc.LEN_HEADER <= v.cbytes <= v.section_end - v.start:
+        sink(f"chunk of {v.cbytes} bytes at {v.start} runs past the chunks section "
+             f"({v.section_end})", v.start + fc.HEADER.offset("cbytes"),
+             f"{v.chunk_path}.header.cbytes")
+    elif v.nbytes is not None and v.size is not None and v.nbytes != v.size:
+        sink(f"chunk {v.i} holds {v.nbytes} bytes, the frame's chunks hold {v.size}",
+             v.start + _CHUNK_NBYTES_AT, f"{v.chunk_path}.header.nbytes")
+
+
+# Once the chunk's header is read (``start``, ``cbytes``), and again once its
+# decoded size (``nbytes``) is known.
+CHUNK_RULES = (chunk_fits_frame,)
 
 
 def marked_field(con: cs.Struct, name: str, marker_name: str | None = None

@@ -12,7 +12,7 @@ import construct as cs
 
 from ..errors import FormatError
 from . import parse
-from .rules import declare
+from .rules import RaiseFirst, explain, rule
 
 MAGIC = b"\x93NUMPY"
 
@@ -27,8 +27,35 @@ NpyHeader = cs.Struct(
     "header" / cs.Bytes(cs.this.len_header) * "a Python dict literal: descr, fortran_order, shape",
 )
 
-T_NPY = declare("T-npy", "error", "npy.header", "npy.md#rules",
-                "a .npy header is whole and its text is a dict literal with a descr")
+class NpyView:
+    """A .npy header as read: ``fields`` the parsed structure (None when it
+    does not parse), ``text_error`` why its text is no dict literal with a
+    descr (None when it is), ``objects`` true when its items are Python
+    objects (no raw bytes of their own)."""
+    __slots__ = ("fields", "text_error", "objects")
+
+    def __init__(self, fields, text_error: Exception | None = None, objects: bool = False):
+        self.fields, self.text_error, self.objects = fields, text_error, objects
+
+    @property
+    def text_at(self) -> int:
+        """Where the header's text starts."""
+        return len(MAGIC) + 2 + (2 if self.fields.major == 1 else 4)
+
+
+@rule("T-npy", "error", "npy.header", "npy.md#rules",
+      "a .npy header is whole and its text is a dict literal with a descr")
+def npy_header_readable(v, src, sink):
+    if v.fields is None:
+        if not explain(NpyHeader, src, 0, "npy", sink):
+            sink("the header disagrees with its declaration", 0)
+    elif v.text_error is not None:
+        sink(f"unreadable .npy header: {v.text_error}", v.text_at)
+    elif v.objects:
+        sink("the .npy file holds Python objects, not raw items", 0)
+
+
+NPY_RULES = (npy_header_readable,)
 
 
 def read(data) -> tuple[object, int]:
@@ -41,15 +68,20 @@ def read(data) -> tuple[object, int]:
 def read_header(data) -> tuple[dict, int]:
     """``(header dict, offset of the array data)``: the dict has ``descr``,
     and as NumPy writes it ``shape`` and ``fortran_order``."""
-    h = parse(NpyHeader, data, 0, "npy", rule=T_NPY.id)
-    ofs_text = len(MAGIC) + 2 + (2 if h.major == 1 else 4)
     try:
-        header = ast.literal_eval(h.header.decode("latin1"))
-        header["descr"]
-    except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError) as e:
-        raise FormatError(f"unreadable .npy header: {e}", ofs_text, "npy.header",
-                          rule=T_NPY.id) from e
-    return header, ofs_text + h.len_header
+        h = parse(NpyHeader, data, 0, "npy", rule=npy_header_readable.id)   # in place
+    except FormatError:
+        h = None                  # T-npy explains which field
+    header, why = None, None
+    if h is not None:
+        try:
+            header = ast.literal_eval(h.header.decode("latin1"))
+            header["descr"]
+        except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError) as e:
+            why = e
+    v = NpyView(h, why)
+    RaiseFirst().run(NPY_RULES, v, data)
+    return header, v.text_at + h.len_header
 
 
 def itemsize(descr) -> int:
@@ -66,9 +98,8 @@ def itemsize(descr) -> int:
             dtype = numpy.dtype(descr if isinstance(descr, str) else [tuple(f) for f in descr])
         except TypeError as e:
             raise ValueError(f"not a NumPy type: {descr!r}") from e
-        if dtype.hasobject:
-            raise FormatError("the .npy file holds Python objects, not raw items", 0,
-                              "npy.header", rule=T_NPY.id)
+        # the header (if any) was read before: only the items are in question
+        RaiseFirst().run(NPY_RULES, NpyView(True, objects=dtype.hasobject), b"")
         return dtype.itemsize
     m = re.fullmatch(r"[<>|=]?([a-zA-Z])(\d+)(\[\w+\])?", descr) \
         if isinstance(descr, str) else None

@@ -7,7 +7,11 @@ id, severity, the field it checks and its anchor in ``specs/``.  It reports
 each problem it finds by calling ``sink(message)`` (offset and path default
 to the rule's field, taken from the declaration).  The reader passes a
 :class:`RaiseFirst` sink, which raises at the first error; the validator a
-:class:`Collect` sink, which keeps every :class:`Problem`.  One body, never two.
+:class:`Collect` sink, which keeps every :class:`Problem`.  One body, never
+two: every id has its function, and the walkers (the chunk and frame
+readers, the validator, the inspector, salvage) call it on a view of what
+they read, so that each tool reports a fault with the same id, offset and
+path (a test walks the code outside ``formats/`` for rules reported by hand).
 
 Ids reuse C-Blosc2's own validation rule ids where C-Blosc2 makes the same
 check (H1.., D1.., B1..); ``T-`` ids are checks blosckit adds.  A test
@@ -19,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn
 
 from ..errors import FormatError, Problem, UnsupportedError
+from . import parse
 
-__all__ = ["Rule", "RULES", "rule", "declare", "RaiseFirst", "Collect", "run", "fail"]
+__all__ = ["Rule", "RULES", "rule", "RaiseFirst", "Collect", "fail", "explain"]
 
 Check = Callable[[Any, Any, "Sink"], None]
 
@@ -56,21 +61,18 @@ def rule(id: str, severity: str, path: str, anchor: str, text: str, *,
     return deco
 
 
-def declare(id: str, severity: str, path: str, anchor: str, text: str, *,
-            unsupported: bool = False) -> Rule:
-    """A rule checked inline by a walker rather than by a function of its own
-    (a stream's csize is checked while the block's streams are walked)."""
-    return _register(Rule(id, severity, anchor, path, text, unsupported))
+_NONE_BAD: frozenset[str] = frozenset()
 
 
 class Sink:
     """Where rules report.  ``current`` is the rule being run; ``bad`` the
     field paths with an error so far (rules that need them are skipped)."""
-    __slots__ = ("current", "bad")
+    __slots__ = ("current", "bad", "errors")
 
     def __init__(self) -> None:
         self.current: Rule | None = None
-        self.bad: set[str] = set()
+        self.bad: set[str] | frozenset[str] = set()
+        self.errors = 0           # errors reported so far (walkers compare counts)
 
     def __call__(self, message: str, offset: int | None = None, path: str | None = None,
                  *, rule: Rule | None = None) -> None:
@@ -103,6 +105,13 @@ class RaiseFirst(Sink):
     reader's business)."""
     __slots__ = ()
 
+    def __init__(self) -> None:
+        # nothing is ever marked bad here: no set of its own (readers make
+        # one sink per structure, on their hot paths)
+        self.current = None
+        self.bad = _NONE_BAD
+        self.errors = 0
+
     def add(self, r: Rule, offset: int, path: str, message: str) -> None:
         if r.severity == "error":
             fail(r, offset, path, message)
@@ -126,18 +135,15 @@ class Collect(Sink):
     def add(self, r: Rule, offset: int, path: str, message: str) -> None:
         self.problems.append(Problem(r.severity, offset, path, message, r.id))
         if r.severity == "error":
+            self.errors += 1
             self.bad.add(r.path)
             self.bad.add(path)
 
     def error(self, e: FormatError) -> None:
-        """Record an error raised by code that only knows how to raise."""
+        """Record the error a reader raised (its rule ran into a RaiseFirst sink)."""
         self.problems.append(Problem("error", e.offset, e.path, e.message, e.rule or "?"))
+        self.errors += 1
         self.bad.add(e.path)
-
-
-def run(rules: tuple[Rule, ...], view: Any, src: Any, sink: Sink) -> None:
-    """Run ``rules`` on ``view`` into ``sink`` (see :meth:`Sink.run`)."""
-    sink.run(rules, view, src)
 
 
 def fail(r: Rule | str, offset: int, path: str | None, message: str) -> NoReturn:
@@ -146,3 +152,18 @@ def fail(r: Rule | str, offset: int, path: str | None, message: str) -> NoReturn
         r = RULES[r]
     cls = UnsupportedError if r.unsupported else FormatError
     raise cls(message, offset, r.path if path is None else path, rule=r.id)
+
+
+def explain(con, buf, offset: int, path: str, sink: Sink, **context: Any) -> bool:
+    """Report to ``sink``, as its current rule, why the declaration ``con``
+    does not parse at ``offset`` of ``buf`` (construct names the field and
+    its offset; input that ends early reports the input length).  For rules
+    whose fast reader refused the bytes.  False when construct parses them
+    after all (the caller then reports the disagreement itself)."""
+    assert sink.current is not None
+    try:
+        parse(con, buf, offset, path, rule=sink.current.id, **context)
+    except FormatError as e:
+        sink(e.message, e.offset, e.path)
+        return True
+    return False

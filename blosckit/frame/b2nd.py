@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from .. import native
 from ..chunk.encode import compress
-from ..errors import FormatError
-from ..formats import parse
+from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import npy
 from ..formats.chunk import check_output_cap
-from ..formats.rules import RaiseFirst
+from ..formats.rules import Collect, RaiseFirst
 from .build import build_frame
 
 if TYPE_CHECKING:
@@ -37,17 +36,18 @@ class B2nd:
     is malformed, at its offset ``at`` in the frame."""
 
     def __init__(self, frame: Frame, raw: bytes, at: int = 0, name: str = "b2nd"):
-        root = f"frame.metalayers[{name!r}]"
+        self.offset, self.path = at, f"frame.metalayers[{name!r}]"
         try:
-            m = parse(fb.B2ndMeta, raw, 0, fb.LOCAL, rule=fb.B2ND_RULE.id)
-            RaiseFirst().run(fb.META_RULES, m, 0)
-            dtype = None if m.dtype is None else m.dtype.dtype.decode()
-        except FormatError as e:
-            raise e.relocated(at, root) from None
+            m = fb.B2ndMeta.parse(raw)
+        except Exception:            # noqa: BLE001 -- F-b2nd explains which field
+            m = None
+        try:
+            dtype = None if m is None or m.dtype is None else m.dtype.dtype.decode()
+            why = None
         except UnicodeDecodeError as e:
-            where = at + fb.extent_offset(m.ndim, "dtype", 0) + e.start
-            raise FormatError(f"the dtype is not UTF-8: {e}", where, f"{root}.dtype.dtype",
-                              rule=fb.B2ND_RULE.id) from None
+            dtype, why = None, e
+        self.view = fb.B2ndView(m, why)
+        self._check(fb.META_RULES, raw)
         self.fields = m
         self.version, self.ndim = m.version, m.ndim
         self.shape = tuple(e.value for e in m.shape)
@@ -57,26 +57,29 @@ class B2nd:
         # no dtype stored (caterva): python-blosc2 reads items as byte strings
         self.dtype: str = dtype if dtype is not None else f"|S{frame.typesize}"
         self.name = name                    # "b2nd", or caterva's name
-        self.offset, self.path = at, root
         self._frame = frame
+
+    def _check(self, rules, raw=b"") -> None:
+        """Run ``rules`` on the value's view, raising the first error
+        relocated from the value into the frame."""
+        try:
+            RaiseFirst().run(rules, self.view, raw)
+        except FormatError as e:
+            raise e.relocated(self.offset, self.path) from None
 
     @property
     def grid(self) -> list[int]:
         """Chunks along each dimension."""
         return fb.chunk_grid(self.shape, self.chunkshape)
 
-    def grid_problem(self) -> str | None:
-        """Why the chunk grid disagrees with the frame's chunk count, or None
-        (C-Blosc2 writes every chunk of an array, uninit or zeros ones as
-        special entries, so a frame without data has an empty grid)."""
-        f = self._frame
-        count = math.prod(self.grid)
-        if count != f.nchunks:
-            return f"the b2nd chunk grid {self.grid} holds {count} chunks, the frame {f.nchunks}"
-        return None
-
-    def _fail(self, message: str) -> FormatError:
-        return FormatError(message, self.offset, self.path, rule=fb.B2ND_RULE.id)
+    def grid_problems(self) -> list[Problem]:
+        """F-b2nd (for the validator): the chunk grid holds as many chunks as
+        the frame (C-Blosc2 writes every chunk of an array, uninit or zeros
+        ones as special entries, so a frame without data has an empty grid)."""
+        self.view.nchunks = self._frame.nchunks
+        sink = Collect()
+        sink.run(fb.ARRAY_RULES, self.view, b"")
+        return [p.relocated(self.offset, self.path) for p in sink.problems]
 
     def read(self, *, max_nbytes: int | None = None) -> bytes:
         """The array's items in C order (bytes), the chunk and block grid undone.
@@ -91,22 +94,41 @@ class B2nd:
         check_output_cap(total * ts, max_nbytes, self.offset, f"{self.path}.shape")
         if total == 0:
             return b""
-        why = self.grid_problem()
-        if why is not None:
-            raise self._fail(why)
+        self.view.nchunks = f.nchunks
+        self._check(fb.ARRAY_RULES)
         padded = fb.padded_items(self.chunkshape, self.blockshape) * ts
-        first = f.decompress_chunk(0)
-        if len(first) != padded:
-            raise self._fail(f"a b2nd chunk of {padded // ts} items of {ts} bytes would hold "
-                             f"{padded} bytes, chunk 0 holds {len(first)}")
-        out = bytearray(total * ts)
+        out: bytearray | None = None
         layout = _Layout(self.shape, self.chunkshape, self.blockshape, ts)
         for ci, corner in enumerate(_grid(self.grid)):
-            data = first if ci == 0 else f.decompress_chunk(ci)
-            if len(data) != padded:
-                raise self._fail(f"chunk {ci} holds {len(data)} bytes, a b2nd chunk {padded}")
+            data = f.decompress_chunk(ci)
+            self._check_chunk(ci, len(data), padded, ts)
+            if out is None:
+                out = bytearray(total * ts)
             layout.copy(corner, data, out, to_chunk=False)
-        return bytes(out)
+        return bytes(out or b"")
+
+    def _check_chunk(self, ci: int, length: int, padded: int, typesize: int,
+                     sink: Collect | None = None) -> None:
+        """F-b2nd: chunk ``ci`` decodes to ``length`` bytes, a padded chunk's
+        ``padded`` (raised, or reported to ``sink`` in the value's coordinates)."""
+        v = self.view
+        v.chunk, v.chunk_len, v.padded, v.typesize = ci, length, padded, typesize
+        try:
+            if sink is None:
+                self._check(fb.ARRAY_RULES)
+            else:
+                sink.run(fb.ARRAY_RULES, v, b"")
+        finally:
+            v.chunk = v.chunk_len = v.padded = v.typesize = None
+
+    def chunk_problems(self, ci: int, length: int) -> list[Problem]:
+        """F-b2nd (for the validator): chunk ``ci``, of ``length`` decoded
+        bytes, holds a padded chunk, as :meth:`read` requires."""
+        ts = self._frame.typesize
+        sink = Collect()
+        self._check_chunk(ci, length, fb.padded_items(self.chunkshape, self.blockshape) * ts,
+                          ts, sink)
+        return [p.relocated(self.offset, self.path) for p in sink.problems]
 
 
 def _grid(counts: Sequence[int]) -> Iterator[tuple[int, ...]]:
@@ -201,19 +223,6 @@ def _flat(runs) -> array_:
     return out
 
 
-def _copy_runs_python(chunk, array, runs, to_chunk: bool) -> None:
-    """What :meth:`_Layout.copy` does through the native kernel, in Python:
-    the reference the kernel is tested against."""
-    for c, a, n, count, cstep, astep in runs:
-        for _ in range(count):
-            if to_chunk:
-                chunk[c:c + n] = array[a:a + n]
-            else:
-                array[a:a + n] = chunk[c:c + n]
-            c += cstep
-            a += astep
-
-
 def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
                   shape: Sequence[int] | None = None, dtype: str | None = None,
                   typesize: int | None = None, codec: str = "zstd", clevel: int = 1,
@@ -262,7 +271,8 @@ def b2nd_meta(shape: Sequence[int], chunkshape: Sequence[int], blockshape: Seque
     """The ``b2nd`` metalayer value of an array (extents in items);
     FormatError naming the extent at fault when the shapes do not fit."""
     meta = fb.build_meta(shape, chunkshape, blockshape, dtype)
-    RaiseFirst().run(fb.META_RULES, fb.B2ndMeta.parse(meta), 0)
+    # FormatError names the extent at fault (in the value's coordinates)
+    RaiseFirst().run(fb.META_RULES, fb.B2ndView(fb.B2ndMeta.parse(meta)), meta)
     return meta
 
 

@@ -12,6 +12,7 @@ rules do in :mod:`blosckit.chunk`.
 from __future__ import annotations
 
 import mmap
+import operator
 import os
 import stat
 import struct
@@ -24,67 +25,61 @@ from .b2nd import B2nd
 from ..chunk.special import compress_special
 from ..formats import b2nd as fb
 from ..errors import FormatError
-from ..formats import ConstMismatch, enums, parse
+from ..formats import enums
 from ..formats import chunk as _chunk_rules
 from ..formats import frame as ff
-from ..formats.rules import OFFSETS, RaiseFirst, Sink, fail
+from ..formats.frame import FrameView
+from ..formats.layout import ConstMismatch
+from ..formats.rules import OFFSETS, RaiseFirst, Sink
 
-__all__ = ["Frame", "open_frame", "read_header", "read_metalayers", "FrameView"]
+__all__ = ["Frame", "open_frame", "read_header", "read_metalayers", "FrameView",
+           "special_chunk"]
 
 _OFFSET = ff.FAST_OFFSET
 _LEN_ENTRY = ff.LEN_OFFSET                     # one index entry
 _LEN_CHUNK_HEADER = _chunk_rules.LEN_HEADER
-_NBYTES_AT = _chunk_rules.HEADER.offset("nbytes")   # in a chunk (the index is one)
 _DECODE_GROUP = 32 << 20     # bytes of output per native decode call
 
 
-class FrameView:
-    """The header's fields the rules and the reader use (see formats/frame.py)."""
-    __slots__ = ("n", "layout", "sparse", "version", "frame_type", "offsets_size",
-                 "header_len", "frame_len", "nbytes", "cbytes", "typesize", "blocksize",
-                 "chunksize", "nfilters", "has_vlmetalayers_byte", "codec", "clevel",
-                 "udcodec", "filters", "filters_meta", "filter_shuffle")
-    n: int                      # bytes available
-    layout: int                 # header elements: 14, or 13 / 12 / 11 (older layouts)
-    sparse: bool                # the index file of a sparse frame
-    version: int
-    frame_type: int
-    offsets_size: int
-    header_len: int
-    frame_len: int
-    nbytes: int
-    cbytes: int
-    typesize: int
-    blocksize: int
-    chunksize: int
-    nfilters: int
-    has_vlmetalayers_byte: int
-    codec: int
-    clevel: int
-    udcodec: int
-    filters: list[int]
-    filters_meta: list[int]
-    filter_shuffle: int
-
-
-# Field -> getter over a layout's flat values (None: the layout lacks it).
-_GET = {n: {name: (lay.getter(path) if path in lay.index else None)
-            for name, path in (
-                ("version", "general_flags.version"),
-                ("offsets_size", "general_flags.offsets_size"),
-                ("frame_type", "frame_type"), ("header_len", "header_len"),
-                ("frame_len", "frame_len"), ("nbytes", "nbytes"), ("cbytes", "cbytes"),
-                ("typesize", "typesize"), ("blocksize", "blocksize"),
-                ("chunksize", "chunksize"), ("nfilters", "filter_pipeline.nfilters"),
-                ("has_vlmetalayers_byte", "has_vlmetalayers"),
-                ("codec", "codec_flags.codec"), ("clevel", "codec_flags.clevel"),
-                ("udcodec", "filter_pipeline.udcodec"),
-                ("filters", "filter_pipeline.filters"),
-                ("filters_meta", "filter_pipeline.filters_meta"),
-                ("filter_shuffle", "filter_flags.shuffle"))}
-        for n, lay in ff.FLAT_HEADERS.items()}
+# FrameView field -> its path in the header layouts.
+_FIELDS = (("version", "general_flags.version"),
+           ("offsets_size", "general_flags.offsets_size"),
+           ("frame_type", "frame_type"), ("header_len", "header_len"),
+           ("frame_len", "frame_len"), ("nbytes", "nbytes"), ("cbytes", "cbytes"),
+           ("typesize", "typesize"), ("blocksize", "blocksize"),
+           ("chunksize", "chunksize"), ("nfilters", "filter_pipeline.nfilters"),
+           ("has_vlmetalayers_byte", "has_vlmetalayers"),
+           ("codec", "codec_flags.codec"), ("clevel", "codec_flags.clevel"),
+           ("udcodec", "filter_pipeline.udcodec"),
+           ("filters", "filter_pipeline.filters"),
+           ("filters_meta", "filter_pipeline.filters_meta"),
+           ("filter_shuffle", "filter_flags.shuffle"))
 _DEFAULTS = {"frame_type": 0, "blocksize": 0, "nfilters": 0, "udcodec": 0, "filters": [],
              "filters_meta": [], "filter_shuffle": 0}
+
+
+def _fill_plan(lay) -> tuple:
+    """How one header layout's flat values fill a FrameView: the plain
+    fields by one itemgetter, then bit fields, arrays and the fields the
+    layout lacks (their defaults): the header is read on every open."""
+    plain, bits, arrays, absent = [], [], [], []
+    for name, path in _FIELDS:
+        if path not in lay:
+            absent.append((name, _DEFAULTS[name]))
+            continue
+        f = lay[path]
+        if f.width:
+            bits.append((name, f.index, f.shift, f.mask))
+        elif f.count > 1:
+            arrays.append((name, f.index, f.index + f.count))
+        else:
+            plain.append((name, f.index))
+    names = tuple(n for n, _ in plain)
+    get = operator.itemgetter(*(i for _, i in plain))
+    return names, get, tuple(bits), tuple(arrays), tuple(absent)
+
+
+_FILL = {n: _fill_plan(lay) for n, lay in ff.FLAT_HEADERS.items()}
 
 
 def _view(src) -> memoryview:
@@ -92,79 +87,62 @@ def _view(src) -> memoryview:
     return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
 
 
-def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView:
+def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView | None:
     """The header's view, read through the flat layout derived from its
-    declaration (construct reads it instead where a marker differs or the
-    input ends, to name the field); rules run into ``sink``."""
-    n = len(mv)
-    layout = ff.header_layout(mv[0]) if n else None
-    if layout is None:
-        fail(ff.F_LAYOUT, 0, None,
-             "not a Blosc2 frame: no header fixarray of 11..14 elements"
-             if n else "empty input: a frame starts with its header")
-    try:
-        values = ff.FLAT_HEADERS[layout].read(mv, 0)
-    except (ConstMismatch, struct.error):
-        # construct raises the FormatError naming the marker or the cut
-        parse(ff.FRAME_HEADERS[layout], mv, 0, "frame.header", rule=ff.F_MARKER.id)
-        fail(ff.F_MARKER, 0, None, "the header's markers disagree with its layout")
+    declaration; rules run into ``sink``.  None when the header's layout or
+    markers are wrong (F-layout, F-marker: nothing else can be located)."""
     v = FrameView()
-    v.n, v.layout, v.sparse = n, layout, sparse
-    for name, get in _GET[layout].items():
-        setattr(v, name, get(values) if get is not None else _DEFAULTS[name])
+    v.n, v.sparse = len(mv), sparse
+    v.layout = layout = ff.header_layout(mv[0]) if len(mv) else None
+    values = None if layout is None else ff.read_or_none(ff.FLAT_HEADERS[layout], mv, 0)
+    v.markers_ok = values is not None
+    sink.run(ff.LAYOUT_RULES, v, mv)
+    if values is None:
+        return None
+    names, get, bits, arrays, absent = _FILL[layout]
+    for name, value in zip(names, get(values)):
+        setattr(v, name, value)
+    for name, pos, shift, mask in bits:
+        setattr(v, name, (values[pos] >> shift) & mask)
+    for name, a, b in arrays:
+        setattr(v, name, list(values[a:b]))
+    for name, value in absent:
+        setattr(v, name, value)
     sink.run(ff.HEADER_RULES, v, mv)
     return v
 
 
 def read_metalayers(mv: memoryview, start: int, limit: int, base: int, root: str,
-                at: dict[str, int] | None = None,
-                odd: list[tuple[int, str, str]] | None = None) -> dict[str, bytes]:
+                    at: dict[str, int] | None = None,
+                    odd: list[tuple[int, str, str]] | None = None,
+                    sink: Sink | None = None) -> dict[str, bytes]:
     """The metalayer section at ``start`` (values at offsets from ``base``,
     everything inside ``mv[:limit]``): name -> the value's raw bytes; ``at``
     receives where each value's bytes start, ``odd`` the offset, path and
     kind of each name other readers take otherwise: ``"not-utf8"`` (kept
     with U+FFFD in its place), ``"nul"`` (C-Blosc2 stops at the NUL byte).
-    Read through the fast paths derived from the declarations; on any
-    mismatch construct reads it again to name the field that is wrong."""
+    Read through the fast paths derived from the declarations; F-meta
+    explains what does not read (raised, or reported to ``sink``, which
+    must raise)."""
     scope = mv[:limit]
-    try:
-        entries = _meta_index_fast(scope, start)
-    except (ConstMismatch, struct.error, IndexError):
-        # construct raises the FormatError naming the field (or, should the
-        # two ever disagree, its reading is the declaration's)
-        m = parse(ff.Metalayers, scope, start, root, rule=ff.F_META.id)
-        entries = [(ff.fixstr_marker(e.name_marker.len_name), e.name, e.offset)
-                   for e in m.index]
-    if len(entries) > ff.MAX_METALAYERS:
-        fail(ff.F_META, start + ff.FAST_META_HEAD.offset("num_metalayers"),
-             f"{root}.num_metalayers",
-             f"{len(entries)} metalayers, at most {ff.MAX_METALAYERS}")
+    view = _new(ff.MetaView, (start, limit, base, root,
+                              _meta_entries(scope, start, base, limit)))
+    (sink or RaiseFirst()).run(ff.META_RULES, view, mv)
+    assert view.entries is not None
     out: dict[str, bytes] = {}
     name_at = start + ff.FAST_META_HEAD.size + ff.LEN_NAME_MARKER
-    for k, (marker, raw_name, offset) in enumerate(entries):
-        if ff.fixstr_len(marker) is None:
-            fail(ff.F_META, start, f"{root}.index[{k}].name_marker",
-                 f"byte {marker:#04x} where a msgpack fixstr belongs")
-        name = raw_name.decode("utf-8", "replace")
-        path = f"{root}[{name!r}]"
+    for k, e in enumerate(view.entries):
+        name = e.name.decode("utf-8", "replace")
         if odd is not None:
-            if "\ufffd" in name and _not_utf8(raw_name):
+            if "\ufffd" in name and _not_utf8(e.name):
                 odd.append((name_at, f"{root}.index[{k}].name", "not-utf8"))
-            if 0 in raw_name:
-                odd.append((name_at + raw_name.index(0), f"{root}.index[{k}].name", "nul"))
-        name_at += ff.meta_entry_size(len(raw_name))
-        ofs = base + offset
-        if not 0 <= ofs < limit:
-            fail(ff.F_META, start, path,
-                 f"value offset {offset} points outside the section (0..{limit - base})")
-        head = _fast_or_parse(ff.FAST_VALUE_HEAD, ff.MetaValue, scope, ofs, path, ff.F_META.id)
-        end = ofs + ff.LEN_META_VALUE_HEAD + _LEN_CONTENT(head)
-        if end > limit:       # construct says where the value's bytes run out
-            parse(ff.MetaValue, scope, ofs, path, rule=ff.F_META.id)
-        content = bytes(scope[ofs + ff.LEN_META_VALUE_HEAD:end])
-        out[name] = content
+            if 0 in e.name:
+                odd.append((name_at + e.name.index(0), f"{root}.index[{k}].name", "nul"))
+        name_at += ff.meta_entry_size(len(e.name))
+        content_at = e.at + ff.LEN_META_VALUE_HEAD
+        out[name] = bytes(scope[content_at:content_at + (e.len_content or 0)])
         if at is not None:
-            at[name] = ofs + ff.LEN_META_VALUE_HEAD
+            at[name] = content_at
     return out
 
 
@@ -176,60 +154,39 @@ def _not_utf8(raw: bytes) -> bool:
     return False
 
 
-def _meta_index_fast(scope: memoryview, start: int) -> list[tuple[int, bytes, int]]:
-    """``(name marker, name, offset)`` per index entry, through the fast
-    parsers of the declaration's fixed parts."""
-    head = ff.FAST_META_HEAD.read(scope, start)
-    pos = start + ff.FAST_META_HEAD.size
-    entries = []
-    for _ in range(_NUM_METALAYERS(head)):
-        marker = scope[pos]
-        n = _LEN_NAME.of(marker)
-        name_at = pos + ff.LEN_NAME_MARKER
-        name = bytes(scope[name_at:name_at + n])
-        if len(name) != n:
-            raise struct.error("name runs past the section")
-        tail = ff.FAST_ENTRY_TAIL.read(scope, name_at + n)
-        entries.append((marker, name, _ENTRY_OFFSET(tail)))
-        pos += ff.meta_entry_size(n)
-    ff.FAST_VALUES_HEAD.read(scope, pos)
+def _meta_entries(scope: memoryview, start: int, base: int,
+                  limit: int) -> list[ff.MetaEntryView] | None:
+    """Each index entry of the section at ``start`` with its value's head,
+    through the fast parsers of the declaration's fixed parts; None when
+    the index does not read (F-meta explains)."""
+    try:
+        head = ff.FAST_META_HEAD.read(scope, start)
+        pos = start + ff.FAST_META_HEAD.size
+        entries = []
+        for _ in range(_NUM_METALAYERS(head)):
+            marker = scope[pos]
+            n = _LEN_NAME.of(marker)
+            name_at = pos + ff.LEN_NAME_MARKER
+            name = bytes(scope[name_at:name_at + n])
+            if len(name) != n:
+                return None           # the name runs past the section
+            offset = _ENTRY_OFFSET(ff.FAST_ENTRY_TAIL.read(scope, name_at + n))
+            ofs = base + offset
+            value = ff.read_or_none(ff.FAST_VALUE_HEAD, scope, ofs) if 0 <= ofs < limit else None
+            entries.append(_new(ff.MetaEntryView, (
+                marker, name, offset, ofs, None if value is None else _LEN_CONTENT(value))))
+            pos += ff.meta_entry_size(n)
+        ff.FAST_VALUES_HEAD.read(scope, pos)
+    except (ConstMismatch, struct.error, IndexError):
+        return None
     return entries
 
 
+_new = tuple.__new__        # a NamedTuple made without its Python-level __new__
 _NUM_METALAYERS = ff.FAST_META_HEAD.getter("num_metalayers")
 _LEN_NAME = ff.NAME_MARKER["name_marker.len_name"]
 _ENTRY_OFFSET = ff.FAST_ENTRY_TAIL.getter("offset")
 _LEN_CONTENT = ff.FAST_VALUE_HEAD.getter("len_content")
-_TRAILER_LEN = ff.FAST_TRAILER_TAIL.getter("trailer_len")
-
-
-def _fast_or_parse(flat, con, mv: memoryview, offset: int, path: str, rule: str) -> tuple:
-    """``con``'s flat values at ``offset`` through the layout derived from
-    it; where that refuses (a constant differs, the input ends) construct
-    reads ``con`` to raise the FormatError that names the field."""
-    try:
-        return flat.read(mv, offset)
-    except (ConstMismatch, struct.error):
-        parse(con, mv, offset, path, rule=rule)
-        fail(rule, offset, path, "the structure disagrees with its declaration")
-
-
-def _trailer_start(mv: memoryview, v: FrameView) -> int:
-    """Where the trailer starts, from its length at the end of the frame."""
-    n = v.frame_len
-    if n < ff.LEN_TRAILER_TAIL + v.header_len:
-        fail(ff.F_TRAILER, len(mv), None, "the frame ends before its trailer")
-    tail = _fast_or_parse(ff.FAST_TRAILER_TAIL, ff.TrailerTail, mv, n - ff.LEN_TRAILER_TAIL,
-                          "frame.trailer", ff.F_TRAILER.id)
-    trailer_len = _TRAILER_LEN(tail)
-    if not ff.MIN_TRAILER_LEN <= trailer_len <= n - v.header_len:
-        fail(ff.F_TRAILER, n - ff.LEN_TRAILER_TAIL + 1, "frame.trailer.trailer_len",
-             f"trailer length {trailer_len} is outside {ff.MIN_TRAILER_LEN}.."
-             f"{n - v.header_len}")
-    start = n - trailer_len
-    _fast_or_parse(ff.FAST_TRAILER_HEAD, ff.TrailerHead, mv, start, "frame.trailer",
-                   ff.F_TRAILER.id)
-    return start
 
 
 def _relocated(e: FormatError, base: int, root: str) -> FormatError:
@@ -263,7 +220,10 @@ class Frame:
         self.directory = directory
         self._closer = closer
         sparse = directory is not None
-        self.fields = v = read_header(mv, RaiseFirst(), sparse)
+        sink = RaiseFirst()
+        v = read_header(mv, sink, sparse)
+        assert v is not None           # RaiseFirst raised otherwise
+        self.fields = v
         self._header = None
         self.layout = v.layout
         self.version = v.version
@@ -293,13 +253,16 @@ class Frame:
         self.odd_names: list[tuple[int, str, str]] = []
         if v.layout in ff.LAYOUT_WITH_METALAYERS:
             self.metalayers = read_metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
-                                          "frame.metalayers", self.metalayer_at,
-                                          self.odd_names)
-        self.trailer_start = _trailer_start(mv, v)
+                                              "frame.metalayers", self.metalayer_at,
+                                              self.odd_names, sink)
+        self.trailer = ff.trailer_view(len(mv), v.frame_len, v.header_len, mv)
+        sink.run(ff.TRAILER_RULES, self.trailer, mv)
+        self.trailer_start: int = self.trailer.start
         self._vlraw_read: dict[str, bytes] | None = None
         self.vlmetalayer_at: dict[str, int] = {}
-        self.index_span = self._index_span()
+        self.index_span = self._index_span(sink)
         self._offsets_read: _Offsets | None = None
+        self._entries_at: int | None = None     # where a raw (memcpyed) index stores them
         if v.chunksize == 0 and v.nbytes:
             self.entries             # chunks of varying size: the index counts them
         self._b2nd: B2nd | None = None
@@ -322,25 +285,21 @@ class Frame:
         return self._b2nd
 
     # -- the offsets index
-    def _index_span(self) -> tuple[int, int]:
-        """Where the offsets index lies; its header is checked now, its
-        entries are decoded on first use."""
+    def _index_span(self, sink: Sink) -> tuple[int, int]:
+        """Where the offsets index lies; its header is checked now (F-index,
+        into ``sink``, which raises), its entries are decoded on first use."""
         v = self.fields
         start = v.header_len + (0 if self.directory is not None else v.cbytes)
         end = self.trailer_start
-        if v.nbytes == 0 and end == start:
-            return start, end
-        if not v.header_len <= start < end:
-            fail(ff.F_INDEX, min(start, len(self.buffer)), None,
-                 f"no room for the offsets index between {start} and the trailer at {end}")
-        try:
-            nbytes, cbytes, _ = _chunk.chunk_sizes(self.buffer[start:end])
-        except FormatError as e:
-            raise _relocated(e, start, "frame.offsets") from None
-        if cbytes != end - start or (v.chunksize > 0 and nbytes != _LEN_ENTRY * self.nchunks):
-            fail(ff.F_INDEX, start + _NBYTES_AT, "frame.offsets",
-                 f"the index chunk ({cbytes} bytes for {nbytes // _LEN_ENTRY} offsets) does not fill "
-                 f"the {end - start} bytes before the trailer with {self.nchunks} offsets")
+        self.index = iv = ff.index_view(
+            len(self.buffer), v.header_len, v.nbytes, start, end, True,
+            None if v.chunksize == 0 and v.nbytes else self.nchunks, self.buffer)
+        sink.run(ff.INDEX_RULES, iv, self.buffer)
+        if not iv.absent and iv.chunk_cbytes is None:
+            try:                     # no room for a chunk header: the chunk's own H1
+                _chunk.chunk_sizes(self.buffer[start:end])
+            except FormatError as e:
+                raise _relocated(e, start, "frame.offsets") from None
         return start, end
 
     @property
@@ -352,7 +311,7 @@ class Frame:
     def _read_offsets(self) -> _Offsets:
         v = self.fields
         start, end = self.index_span
-        if v.nbytes == 0 and end == start:
+        if self.index.absent:
             return _Offsets(b"")
         try:
             # the index is offsets of a few bytes each: no real one decodes to
@@ -361,11 +320,12 @@ class Frame:
                                     max_nbytes=_LEN_ENTRY * (end - start) * 256)
         except FormatError as e:
             raise _relocated(e, start, "frame.offsets") from None
+        self.index = self.index._replace(decoded=len(raw))
+        RaiseFirst().run(ff.INDEX_RULES, self.index, self.buffer)
         if v.chunksize == 0 and v.nbytes:
             self.nchunks = len(raw) // _LEN_ENTRY
-        if len(raw) != _LEN_ENTRY * self.nchunks:
-            fail(ff.F_INDEX, start + _NBYTES_AT, "frame.offsets",
-                 f"the index holds {len(raw) // _LEN_ENTRY} offsets for {self.nchunks} chunks")
+        at = _chunk_rules.raw_data_offset(_chunk_rules.raw_header(self.buffer, start))
+        self._entries_at = None if at is None else start + at
         return _Offsets(raw)
 
     @property
@@ -375,23 +335,41 @@ class Frame:
         return [self._kind(i) if o < 0 else o for i, o in enumerate(self.entries)]
 
     def special(self, i: int) -> str | None:
-        o = self.entries[i]
-        if o >= 0:
+        """The special kind of chunk ``i`` (None for a chunk stored as
+        bytes), once its entry passes F-special-bits and F-special."""
+        if self.entries[i] >= 0:
             return None
-        kind = ff.special_kind(o)
-        if kind is None:
-            fail(ff.F_SPECIAL, self.entry_offset(i), f"frame.offsets[{i}]",
-                 f"special offset {o & (2**64 - 1):#x} names no special kind")
-        return kind
+        e = self.entry_view(i)
+        RaiseFirst().run(ff.SPECIAL_RULES, e, self.buffer)
+        return e.kind
 
     def _kind(self, i: int) -> str:
         """The special kind of chunk ``i``, whose offset is negative."""
         kind = self.special(i)
-        assert kind is not None      # _special raises for a negative offset it cannot name
+        assert kind is not None      # F-special raises for a negative offset it cannot name
         return kind
 
     def entry_offset(self, i: int) -> int:
+        """The byte offset of index entry ``i``: its own bytes in a raw
+        (memcpyed) index, else the index chunk's start (a compressed entry
+        has no offset of its own)."""
+        self.entries
+        if self._entries_at is not None:
+            return self._entries_at + _LEN_ENTRY * i
         return self.index_span[0]
+
+    @property
+    def entries_stored_raw(self) -> bool:
+        """The index stores its entries as they are (memcpyed)."""
+        self.entries
+        return self._entries_at is not None
+
+    def entry_view(self, i: int) -> ff.EntryView:
+        """Entry ``i`` with the frame's facts its rules read."""
+        v = self.fields
+        return ff.EntryView(i, self.entries[i], self.entry_offset(i), v.header_len,
+                            v.header_len + v.cbytes, self.chunk_nbytes(i), v.typesize,
+                            self.directory is not None)
 
     def chunk_nbytes(self, i: int) -> int | None:
         """Chunk ``i``'s uncompressed size, None when chunks vary in size."""
@@ -408,80 +386,76 @@ class Frame:
         return i
 
     # -- chunks
+    def locate(self, i: int) -> tuple[ff.EntryView, memoryview | None]:
+        """Entry ``i`` checked, and the bytes of the chunk it points at (None
+        for a special entry, whose kind and size the view holds): every
+        rule of the entry and of where its chunk lies (F-special-bits,
+        F-special, F-offset, F-sframe, F-chunk); ``view.start`` is where the
+        chunk starts (in a sparse frame: in its own file)."""
+        e = self.entry_view(i)
+        sink = RaiseFirst()
+        if e.entry < 0:
+            sink.run(ff.SPECIAL_RULES, e, self.buffer)
+            return e, None
+        if self.directory is not None:
+            path = self.directory / ff.chunk_file_name(e.entry)
+            try:
+                data = memoryview(path.read_bytes())
+            except OSError as err:
+                e.file_error = err.strerror
+            sink.run(ff.LOCATION_RULES, e, self.buffer)
+            e.start = 0
+            return e, data
+        sink.run(ff.LOCATION_RULES, e, self.buffer)
+        e.start = start = e.header_len + e.entry
+        try:
+            e.cbytes = _chunk.chunk_sizes(self.buffer[start:start + _LEN_CHUNK_HEADER])[1]
+        except FormatError as err:
+            raise _relocated(err, start, e.chunk_path) from None
+        sink.run(ff.CHUNK_RULES, e, self.buffer)
+        return e, self.buffer[start:start + e.cbytes]
+
+    def check_nbytes(self, e: ff.EntryView, nbytes: int, sink: Sink | None = None) -> None:
+        """F-chunk: the chunk of entry ``e`` holds ``nbytes`` bytes, the
+        frame's chunk size (the last chunk may hold fewer)."""
+        e.nbytes = nbytes
+        (sink or RaiseFirst()).run(ff.CHUNK_RULES, e, self.buffer)
+
     def chunk(self, i: int) -> bytes:
         """Chunk ``i`` as stored (a special offset comes back as the
         equivalent special chunk)."""
         i = self.check_index(i)
-        kind = self.special(i)
-        if kind is not None:
-            size = self.special_nbytes(i, kind)
-            ts = self.typesize
-            # C-Blosc2 caps a typesize above 255 to 1; zeros of partial items
-            # (which it cannot build) are the same zeros with typesize 1
-            ts = ts if ts <= 255 and size % ts == 0 else 1
-            return compress_special(kind, size, typesize=ts)
-        base, view = self.chunk_view(i)
+        e, view = self.locate(i)
+        if view is None:
+            return special_chunk(e.kind, e.size, self.typesize)
         return bytes(view)
 
     def special_nbytes(self, i: int, kind: str) -> int:
-        """The decoded size of special chunk ``i``, once the chunk it stands
-        for passes the chunk layer's rules (NaN: typesize 4 or 8, D-nan;
-        NaN and uninit: whole items, H10)."""
+        """The decoded size of special chunk ``i`` (its entry passed F-special
+        in :meth:`special`)."""
         size = self.chunk_nbytes(i)
-        at, path = self.entry_offset(i), f"frame.offsets[{i}]"
-        if size is None:
-            fail(ff.F_SPECIAL, at, path, "a special offset in a frame whose chunks vary in size")
-        ts = self.typesize
-        if kind == "nan" and ts not in _chunk_rules.NAN_WIDTHS:
-            fail(ff.F_SPECIAL, at, path, f"a NaN entry needs typesize 4 or 8, the frame's is {ts}")
-        if kind != "zeros" and size % ts:
-            fail(ff.F_SPECIAL, at, path, f"a {kind} entry of {size} bytes is not a whole number "
-                 f"of {ts}-byte items")
+        assert size is not None
         return size
 
     def chunk_view(self, i: int) -> tuple[int, memoryview]:
-        o = self.entries[i]
-        if self.directory is not None:
-            path = self.directory / ff.chunk_file_name(o)
-            try:
-                return 0, memoryview(path.read_bytes())
-            except OSError as e:
-                fail(ff.F_SFRAME, self.entry_offset(i), f"frame.chunks[{i}]",
-                     f"chunk file {path.name} cannot be read: {e.strerror}")
-        v = self.fields
-        start = v.header_len + o
-        section_end = v.header_len + v.cbytes
-        if not v.header_len <= start <= section_end - _LEN_CHUNK_HEADER:
-            fail(ff.F_OFFSET, self.entry_offset(i), f"frame.offsets[{i}]",
-                 f"offset {o} is outside the chunks section "
-                 f"(0..{v.cbytes - _LEN_CHUNK_HEADER})")
-        try:
-            cbytes = _chunk.chunk_sizes(self.buffer[start:start + _LEN_CHUNK_HEADER])[1]
-        except FormatError as e:
-            raise _relocated(e, start, f"frame.chunks[{i}]") from None
-        if not _LEN_CHUNK_HEADER <= cbytes <= section_end - start:
-            fail(ff.F_CHUNK, start + _chunk_rules.HEADER.offset("cbytes"),
-                 f"frame.chunks[{i}].header.cbytes",
-                 f"chunk of {cbytes} bytes at {start} runs past the chunks section "
-                 f"({section_end})")
-        return start, self.buffer[start:start + cbytes]
+        """``(where chunk i starts, its bytes)`` for an entry that is no
+        special offset (see :meth:`locate`)."""
+        e, view = self.locate(i)
+        assert view is not None, "a special entry has no bytes"
+        return e.start, view
 
     def decompress_chunk(self, i: int, *, nthreads: int = 1) -> bytes:
         """The data of chunk ``i`` (bytes)."""
         i = self.check_index(i)
-        kind = self.special(i)
-        if kind is not None:
-            return _special_bytes(kind, self.special_nbytes(i, kind), self.typesize)
-        size = self.chunk_nbytes(i)
-        base, view = self.chunk_view(i)
+        e, view = self.locate(i)
+        if view is None:
+            return _special_bytes(e.kind, e.size, self.typesize)
         try:
             data = _chunk.decompress(view, nthreads=nthreads,
-                                     max_nbytes=_chunk.MAX_NBYTES if size is None else size)
-        except FormatError as e:
-            raise _relocated(e, base, f"frame.chunks[{i}]") from None
-        if size is not None and len(data) != size:
-            fail(ff.F_CHUNK, base + _NBYTES_AT, f"frame.chunks[{i}].header.nbytes",
-                 f"chunk {i} holds {len(data)} bytes, the frame's chunks hold {size}")
+                                     max_nbytes=_chunk.MAX_NBYTES if e.size is None else e.size)
+        except FormatError as err:
+            raise _relocated(err, e.start, e.chunk_path) from None
+        self.check_nbytes(e, len(data))
         return data
 
     def decompress(self, *, nthreads: int = 1, max_nbytes: int | None = None) -> bytes:
@@ -570,6 +544,15 @@ def _unmap(mv: memoryview, close) -> None:
         close()
     except BufferError:
         pass
+
+
+def special_chunk(kind: str, size: int, typesize: int) -> bytes:
+    """The special chunk a special entry of the frame stands for (``size``
+    bytes of ``kind``, items of the frame's ``typesize``; F-special passed)."""
+    # C-Blosc2 caps a typesize above 255 to 1; zeros of partial items
+    # (which it cannot build) are the same zeros with typesize 1
+    ts = typesize if typesize <= 255 and size % typesize == 0 else 1
+    return compress_special(kind, size, typesize=ts)
 
 
 def _special_bytes(kind: str, size: int, typesize: int) -> bytes:

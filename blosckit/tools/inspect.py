@@ -16,7 +16,11 @@ file, and their docs say so).  Values are JSON-serialisable: bytes become
 hex (16 bytes or fewer) or ``"<N bytes>"``.
 
 On damaged input both generators yield everything that could be read and
-then raise the :class:`FormatError` where they had to stop.
+then raise the :class:`FormatError` where they had to stop: the reader's
+own error (a chunk's streams are walked and decoded by the reader's walk,
+:func:`blosckit.chunk.read.walk_chunk`; a frame's entries are checked by
+:meth:`Frame.locate`), so the inspector stops at the same rule, offset and
+path as ``decompress`` and ``validate``.
 """
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ from typing import Any, Callable, Generator, Iterable, Iterator, NamedTuple
 
 import msgpack
 
-from ..chunk.read import Chunk, decompress, parse_chunk
+from ..chunk.read import (MAX_NBYTES, Chunk, WalkedBlock, WalkedStream, WalkedVLBlock,
+                          decompress, parse_chunk, walk_chunk)
 from ..errors import FormatError, relocate_path
 from ..formats import build, parse, walk
 from ..formats import chunk as fc
@@ -128,25 +133,27 @@ def _relocated(nodes: Iterable[Node], base: int, root: str) -> Iterator[Node]:
 # Chunks
 # ---------------------------------------------------------------------------
 
-def chunk_nodes(src) -> Iterator[Node]:
+def chunk_nodes(src, *, max_nbytes: int = MAX_NBYTES) -> Iterator[Node]:
     """Nodes for a chunk: header fields, bstarts, dictionary and streams.
-    Raises FormatError where the chunk stops making sense (after yielding
-    everything before that point)."""
+    The chunk is read as :func:`blosckit.decompress` reads it (every stream
+    decoded; ``max_nbytes`` as decompress's) and raises decompress's
+    FormatError where the chunk stops making sense, after yielding
+    everything before that point."""
     mv = memoryview(src).cast("B") if not isinstance(src, bytes) else memoryview(src)
-    c = parse_chunk(mv)
+    c = parse_chunk(mv, max_nbytes=max_nbytes)
     overhead = fc.LEN_EXTENDED if c.extended else fc.LEN_HEADER
     yield Node("chunk", 0, c.cbytes, None, f"Blosc chunk, format version {c.version}")
     yield Node("chunk.header", 0, overhead, None, "header")
     yield from _fields(fc.Header, c.header, "chunk.header", 0, c.header, fc.switch_case)
     if c.bstarts:
-        bst = parse(fc.Bstarts, mv, overhead, "chunk.bstarts", rule="D6",
+        bst = parse(fc.Bstarts, mv, overhead, "chunk.bstarts", rule=fc.bstarts_fit.id,
                     num_blocks=len(c.bstarts))
         for j, b in enumerate(bst):
             yield Node(f"chunk.bstarts[{j}]", overhead + fc.LEN_BSTART * j, fc.LEN_BSTART, b,
                        "start of block")
     ofs = overhead + fc.LEN_BSTART * len(c.bstarts)
     if c.dict is not None:
-        d = parse(fc.DictSection, mv, ofs, "chunk.dict", rule="D9")
+        d = parse(fc.DictSection, mv, ofs, "chunk.dict", rule=fc.dict_fits.id)
         yield Node("chunk.dict", ofs, c.ofs_streams - ofs, None, "dictionary section")
         yield from _fields(fc.DictSection, d, "chunk.dict", ofs, c.header)
     if c.special == "value" and c.value is not None:
@@ -154,57 +161,50 @@ def chunk_nodes(src) -> Iterator[Node]:
         yield Node("chunk.value", fc.LEN_EXTENDED, len(c.value), c.value.hex(),
                    "the repeated value")
     if c.lazy:
-        t = parse(fc.LazyTrailer, mv, ofs, "chunk.lazy_trailer", rule="T-lazy",
-                  num_blocks=len(c.bstarts))
-        yield Node("chunk.lazy_trailer", ofs, fc.LazyTrailer.sizeof(num_blocks=len(c.bstarts)),
-                   None, "trailer of an in-memory lazy chunk")
-        yield from _fields(fc.LazyTrailer, t, "chunk.lazy_trailer", ofs, c.header)
-        return
-    if c.special or c.memcpyed or c.nbytes == 0:
-        if c.memcpyed and c.nbytes:
-            yield Node("chunk.data", overhead, c.nbytes, f"<{c.nbytes} bytes>",
-                       "uncompressed data")
-        return
-    for j, b in enumerate(c.bstarts):
-        if c.vlblocks:
-            yield from _vl_block(mv, c, j, b)
+        yield from _lazy_trailer(mv, c, ofs)
+    elif c.memcpyed and c.nbytes:
+        yield Node("chunk.data", overhead, c.nbytes, f"<{c.nbytes} bytes>", "uncompressed data")
+    for w in walk_chunk(mv, max_nbytes=max_nbytes):   # the reader's checks, in its order
+        if isinstance(w, WalkedBlock):
+            yield Node(f"chunk.blocks[{w.j}]", w.start, 0, None,
+                       f"block of {w.size} bytes in {w.nstreams} stream(s)")
+        elif isinstance(w, WalkedStream):
+            yield from _stream(mv, c, w)
         else:
-            yield from _block(mv, c, j, b)
+            yield from _vl_block(mv, c, w)
 
 
-def _block_shape(c: Chunk, j: int) -> tuple[int, int]:
-    """``(block size, number of streams)`` of block ``j``, as a decoder sees it."""
-    bs = min(c.blocksize, c.nbytes)
-    rest = c.nbytes % bs
-    size = rest if (j == c.nblocks - 1 and rest) else bs
-    return size, (c.typesize if (c.split and size == bs) else 1)
+def _lazy_trailer(mv: memoryview, c: Chunk, ofs: int) -> Iterator[Node]:
+    """The trailer of a lazy chunk, when the input holds it (the reader
+    refuses lazy chunks, T-lazy, right after)."""
+    try:
+        t = parse(fc.LazyTrailer, mv, ofs, "chunk.lazy_trailer", rule=fc.not_lazy.id,
+                  num_blocks=len(c.bstarts))
+    except FormatError:
+        return
+    yield Node("chunk.lazy_trailer", ofs, fc.LazyTrailer.sizeof(num_blocks=len(c.bstarts)),
+               None, "trailer of an in-memory lazy chunk")
+    yield from _fields(fc.LazyTrailer, t, "chunk.lazy_trailer", ofs, c.header)
 
 
-def _block(mv: memoryview, c: Chunk, j: int, b: int) -> Iterator[Node]:
-    bsize, nstreams = _block_shape(c, j)
-    path = f"chunk.blocks[{j}]"
-    yield Node(path, b, 0, None, f"block of {bsize} bytes in {nstreams} stream(s)")
-    pos = b
-    for k in range(nstreams):
-        p = f"{path}.streams[{k}]"
-        s = parse(fc.Stream, mv[:c.cbytes], pos, p, rule="B4", version=c.version)
-        size = fc.LEN_CSIZE + (fc.LEN_TOKEN if s.token is not None else 0) + max(s.csize, 0)
-        kind = ("all zeros" if s.csize == 0 else "byte run" if s.csize < 0 else
-                "raw bytes" if s.csize == bsize // nstreams else "codec stream")
-        yield Node(p, pos, size, None, f"stream {k}: {kind}")
-        yield from _fields(fc.Stream, s, p, pos, c.header)
-        pos += size
+def _stream(mv: memoryview, c: Chunk, w: WalkedStream) -> Iterator[Node]:
+    """A stream the reader read and decoded."""
+    p = f"chunk.blocks[{w.j}].streams[{w.k}]"
+    s = parse(fc.Stream, mv[:c.cbytes], w.start, p, rule=fc.stream_inside_chunk.id,
+              version=c.version)
+    kind = ("all zeros" if w.csize == 0 else "byte run" if w.csize < 0 else
+            "raw bytes" if w.raw else "codec stream")
+    yield Node(p, w.start, w.size, None, f"stream {w.k}: {kind}")
+    yield from _fields(fc.Stream, s, p, w.start, c.header)
 
 
-def _vl_block(mv: memoryview, c: Chunk, j: int, b: int) -> Iterator[Node]:
-    nxt = c.bstarts[j + 1] if j + 1 < len(c.bstarts) else c.cbytes
-    path = f"chunk.blocks[{j}]"
-    plen = nxt - b - fc.FAST_VLSIZE.size
-    if plen < 0:
-        raise FormatError("VL block runs past the next block", b, path, rule="VL3")
-    blk = parse(fc.VLBlock, mv[:c.cbytes], b, path, rule="VL3", len_payload=plen)
-    yield Node(path, b, nxt - b, None, f"VL block of {blk.size} bytes")
-    yield from _fields(fc.VLBlock, blk, path, b, c.header)
+def _vl_block(mv: memoryview, c: Chunk, w: WalkedVLBlock) -> Iterator[Node]:
+    """A VL block the reader read and decoded."""
+    path = f"chunk.blocks[{w.j}]"
+    blk = parse(fc.VLBlock, mv[:c.cbytes], w.start, path, rule=fc.vl_block_inside_chunk.id,
+                len_payload=w.stop - w.start - fc.LEN_VLSIZE)
+    yield Node(path, w.start, w.stop - w.start, None, f"VL block of {blk.size} bytes")
+    yield from _fields(fc.VLBlock, blk, path, w.start, c.header)
 
 
 def _chunk_meaning(c: Chunk) -> str:
@@ -221,10 +221,11 @@ def _chunk_meaning(c: Chunk) -> str:
     return ", ".join(parts)
 
 
-def _inner_chunk(view: memoryview, base: int, root: str) -> Iterator[Node]:
+def _inner_chunk(view: memoryview, base: int, root: str,
+                 max_nbytes: int = MAX_NBYTES) -> Iterator[Node]:
     """A chunk inside a frame to field level, relocated to ``base`` and
     ``root``, without its root node (the frame's own node stands for it)."""
-    nodes = _relocated(chunk_nodes(view), base, root)
+    nodes = _relocated(chunk_nodes(view, max_nbytes=max_nbytes), base, root)
     next(nodes)
     yield from nodes
 
@@ -295,7 +296,7 @@ def _unopened(mv: memoryview, err: FormatError, sparse: bool) -> Iterator[Node]:
     if layout is None:
         raise err
     try:
-        h = parse(ff.FRAME_HEADERS[layout], mv, 0, "frame.header", rule=ff.F_MARKER.id)
+        h = parse(ff.FRAME_HEADERS[layout], mv, 0, "frame.header", rule=ff.markers_declared.id)
     except FormatError:
         raise err from None
     yield from _head(h, layout, len(mv), sparse)
@@ -347,7 +348,7 @@ def _meta_section(mv: memoryview, start: int, end: int, limit: int, base: int, r
     ``base``.  Yields the section, its head, each index entry, the values'
     head, then each value as ``root['name']``."""
     scope = mv[:limit]
-    m = parse(ff.Metalayers, scope, start, root, rule=ff.F_META.id)
+    m = parse(ff.Metalayers, scope, start, root, rule=ff.metalayers_well_formed.id)
     yield Node(root, start, end - start, None, doc)
     yield from _fields(ff.MetalayersHead, m, root, start, m)
     pos = start + ff.MetalayersHead.sizeof()
@@ -357,7 +358,7 @@ def _meta_section(mv: memoryview, start: int, end: int, limit: int, base: int, r
     for e in m.index:
         name = _name_text(e.name)
         path = f"{root}[{name!r}]"
-        v = parse(ff.MetaValue, scope, base + e.offset, path, rule=ff.F_META.id)
+        v = parse(ff.MetaValue, scope, base + e.offset, path, rule=ff.metalayers_well_formed.id)
         at = base + e.offset + ff.LEN_META_VALUE_HEAD
         value, meaning = read_value(v.content, at, path)
         yield Node(path, at, v.len_content, value,
@@ -448,31 +449,34 @@ def _chunks(f: Frame, chunk: int | None) -> Iterator[Node]:
                    "chunks section (in the order the offsets index gives)")
     f.entries                        # decoded now: FormatError here if it does not
     for i in range(f.nchunks):
-        node, view = _chunk_summary(f, i)
-        yield node
-        if i == chunk and view is not None:
-            yield from _inner_chunk(view, node.offset, node.path)
+        yield from _chunk_summary(f, i, i == chunk)
 
 
-def _chunk_summary(f: Frame, i: int) -> tuple[Node, memoryview | None]:
-    """Chunk ``i``'s node and its bytes (None for a special offset)."""
+def _chunk_summary(f: Frame, i: int, inner: bool) -> Iterator[Node]:
+    """Chunk ``i``'s node, read as the reader reads it (its entry, where it
+    lies, its header, capped at the frame's chunk size), then with
+    ``inner`` the chunk to field level, then its size against the frame's."""
     path = f"frame.chunks[{i}]"
-    kind = f.special(i)
-    if kind is not None:
+    e, view = f.locate(i)
+    if view is None:
         at = f.index_span[0]
-        return Node(path, at, 0, None,
-                    f"a special offset: no bytes stored (its entry is in the offsets "
-                    f"index at {at})", None, f"special: {kind} (no bytes stored)"), None
-    base, view = f.chunk_view(i)
+        yield Node(path, at, 0, None,
+                   f"a special offset: no bytes stored (its entry is in the offsets "
+                   f"index at {at})", None, f"special: {e.kind} (no bytes stored)")
+        return
+    cap = MAX_NBYTES if e.size is None else e.size
     try:
-        c = parse_chunk(view)
-    except FormatError as e:
-        raise e.relocated(base, path) from None
+        c = parse_chunk(view, max_nbytes=cap)
+    except FormatError as err:
+        raise err.relocated(e.start, path) from None
     if f.directory is not None:
-        doc = f"chunk file {ff.chunk_file_name(f.entries[i])}: offsets within that file"
+        doc = f"chunk file {ff.chunk_file_name(e.entry)}: offsets within that file"
     else:
-        doc = f"chunk {i}, at offset {f.entries[i]} of the chunks section"
-    return Node(path, base, c.cbytes, None, doc, None, _chunk_meaning(c)), view
+        doc = f"chunk {i}, at offset {e.entry} of the chunks section"
+    yield Node(path, e.start, c.cbytes, None, doc, None, _chunk_meaning(c))
+    if inner:
+        yield from _inner_chunk(view, e.start, path, cap)
+    f.check_nbytes(e, c.nbytes)
 
 
 # -- the offsets index
@@ -488,20 +492,17 @@ def _index(f: Frame) -> Iterator[Node]:
         return
     yield Node("frame.offsets", start, end - start, None,
                f"offsets index: a Blosc chunk of int64, one per chunk ({f.nchunks})")
-    data_at = None
-    for n in _inner_chunk(f.buffer[start:end], start, "frame.offsets"):
-        if n.path == "frame.offsets.data":
-            data_at = n.offset
-        yield n
+    yield from _inner_chunk(f.buffer[start:end], start, "frame.offsets")
+    size = ff.LEN_OFFSET if f.entries_stored_raw else 0
     for i, o in enumerate(f.entries):
-        if data_at is not None:
-            at, size, doc = data_at + ff.LEN_OFFSET * i, ff.LEN_OFFSET, f"offset of chunk {i}"
+        if size:
+            doc = f"offset of chunk {i}"
         else:
-            at, size, doc = start, 0, (f"offset of chunk {i}, decoded from the compressed "
-                                       "index chunk (shown at its start: no byte offset of "
-                                       "its own)")
+            doc = (f"offset of chunk {i}, decoded from the compressed index chunk (shown at "
+                   "its start: no byte offset of its own)")
         path = f"frame.offsets[{i}]"
-        yield Node(path, at, size, o, doc, None, describe(path, o) or _points_at(f, o))
+        yield Node(path, f.entry_offset(i), size, o, doc, None,
+                   describe(path, o) or _points_at(f, o))
 
 
 def _points_at(f: Frame, o: int) -> str:
@@ -517,7 +518,7 @@ def _trailer(f: Frame) -> Iterator[Node]:
     mv, start, n = f.buffer, f.trailer_start, f.fields.frame_len
     yield Node("frame.trailer", start, n - start, None,
                "trailer: msgpack [version, vlmetalayers, trailer_len, fingerprint]")
-    head = parse(ff.TrailerHead, mv, start, "frame.trailer", rule=ff.F_TRAILER.id)
+    head = parse(ff.TrailerHead, mv, start, "frame.trailer", rule=ff.trailer_ends_frame.id)
     yield from _fields(ff.TrailerHead, head, "frame.trailer", start, head)
     f.vlmetalayers_raw                          # the reader's checks of the section come first
     tail_at = n - ff.LEN_TRAILER_TAIL
@@ -526,5 +527,5 @@ def _trailer(f: Frame) -> Iterator[Node]:
                              "frame.trailer.vlmetalayers",
                              "vlmetalayers: as the metalayers, offsets from the trailer's "
                              "start, each value a Blosc chunk", _vlmeta_value)
-    tail = parse(ff.TrailerTail, mv, tail_at, "frame.trailer", rule=ff.F_TRAILER.id)
+    tail = parse(ff.TrailerTail, mv, tail_at, "frame.trailer", rule=ff.trailer_ends_frame.id)
     yield from _fields(ff.TrailerTail, tail, "frame.trailer", tail_at, tail)

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ..chunk import read as _chunk
-from ..chunk.special import compress_special
 from ..errors import FormatError
-from ..formats import ConstMismatch, enums
+from ..formats import enums
 from ..formats import chunk as fc
 from ..formats import frame as ff
-from ..frame.read import open_frame, read_metalayers
+from ..formats.rules import RaiseFirst
+from ..frame.read import open_frame, read_metalayers, special_chunk
 from ..frame.build import build_frame
 
 __all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_MAX_NBYTES"]
@@ -280,29 +280,21 @@ def _check_metalayers(mv: memoryview, h: _Header, header_len: int | None,
 # The trailer's vlmetalayers
 # ---------------------------------------------------------------------------
 
-def _read_vlmeta(mv: memoryview, frame_end: int) -> dict[str, bytes]:
-    """The vlmetalayers of the trailer ending at ``frame_end``, decoded;
+def _read_vlmeta(mv: memoryview, frame_end: int, header_len: int) -> dict[str, bytes]:
+    """The vlmetalayers of the trailer ending at ``frame_end`` (after a
+    header of ``header_len`` bytes, 0 when unknown), decoded; the reader's
     FormatError when the trailer or one value is unreadable."""
-    tail = frame_end - ff.LEN_TRAILER_TAIL
-    trailer_len = _field(mv, ff.TrailerTail, "trailer_len", tail) if tail >= 0 else None
-    if trailer_len is None or not ff.MIN_TRAILER_LEN <= trailer_len <= frame_end:
-        raise FormatError("no trailer length at the end of the input", max(tail, 0),
-                          "frame.trailer.trailer_len", rule=ff.F_TRAILER.id)
-    start = frame_end - trailer_len
-    try:
-        ff.FAST_TRAILER_HEAD.read(mv, start)
-    except ConstMismatch:
-        raise FormatError("no trailer fixarray where the trailer length points", start,
-                          "frame.trailer", rule=ff.F_TRAILER.id) from None
-    raw = read_metalayers(mv, start + ff.LEN_TRAILER_HEAD, frame_end, start,
-                      "frame.trailer.vlmetalayers")
+    t = ff.trailer_view(len(mv), frame_end, header_len, mv)
+    RaiseFirst().run(ff.TRAILER_RULES, t, mv)
+    at: dict[str, int] = {}
+    raw = read_metalayers(mv, t.start + ff.LEN_TRAILER_HEAD, frame_end, t.start,
+                          "frame.trailer.vlmetalayers", at)
     out = {}
     for name, value in raw.items():
         try:
             out[name] = _chunk.decompress(value)
         except FormatError as e:
-            raise FormatError(e.message, start, f"frame.trailer.vlmetalayers[{name!r}]",
-                              rule=e.rule) from None
+            raise e.relocated(at[name], f"frame.trailer.vlmetalayers[{name!r}]") from None
     return out
 
 
@@ -310,86 +302,91 @@ def _read_vlmeta(mv: memoryview, frame_end: int) -> dict[str, bytes]:
 # Chunks through the index
 # ---------------------------------------------------------------------------
 
-def _decode(mv: memoryview, pos: int, end: int, max_nbytes: int) -> _Found:
-    """The chunk at ``pos`` (it must end by ``end``), decoded; FormatError
-    with input offsets otherwise."""
-    if pos < 0 or pos + _LEN_CHUNK_HEAD > end:
-        raise FormatError(f"a chunk at {pos} does not fit before {end}", max(pos, 0),
-                          "chunk", rule=ff.F_CHUNK.id)
-    head = fc.raw_header(mv, pos)
-    cbytes = head.cbytes
-    if not _LEN_CHUNK_HEAD <= cbytes <= end - pos:
-        raise FormatError(f"chunk of {cbytes} bytes at {pos} runs past {end}",
-                          pos + fc.HEADER.offset("cbytes"), "chunk.header.cbytes",
-                          rule=ff.F_CHUNK.id)
+def _decode(mv: memoryview, pos: int, cbytes: int, max_nbytes: int,
+            root: str = "chunk") -> _Found:
+    """The chunk of ``cbytes`` bytes at ``pos`` (the caller located it),
+    decoded; FormatError at input offsets, under ``root``, otherwise."""
     # a copy, not a view: decoding a memoryview slice that fails (an
     # unsupported codec) leaves a cycle whose collection crashes the
     # interpreter (blosckit.chunk bug, reported with the salvage work)
-    raw = bytes(mv[pos:pos + cbytes])
+    raw = bytes(mv[pos:pos + max(cbytes, 0)])
     try:
         data = _chunk.decompress(raw, max_nbytes=max_nbytes)
     except FormatError as e:
-        raise e.relocated(pos, "chunk") from None
-    return _Found(pos, raw, len(data), head.typesize, "scan")
+        raise e.relocated(pos, root) from None
+    return _Found(pos, raw, len(data), fc.raw_header(raw).typesize, "scan")
 
 
-def _read_index(mv: memoryview, h: _Header) -> list[int]:
+@dataclass
+class _Index:
     """The offsets index's entries (int64, relative to header_len; negative:
-    special), from the chunk at header_len + cbytes; FormatError when it is
+    special) and where entry ``i`` is reported (its own bytes in a raw
+    index, else the index chunk's start), as the frame reader reports it."""
+    entries: list[int]
+    start: int
+    raw_at: int | None
+
+    def entry_at(self, i: int) -> int:
+        return self.start if self.raw_at is None else self.raw_at + ff.LEN_OFFSET * i
+
+
+def _read_index(mv: memoryview, h: _Header) -> _Index:
+    """The offsets index, from the chunk at header_len + cbytes; the
+    reader's FormatError (F-index, or the index chunk's own rule) when it is
     missing, unreadable or holds the wrong count."""
     sec = h.section(len(mv))
-    if sec is None:
-        raise FormatError("header_len or cbytes unreadable: the index cannot be located", 0,
-                          "frame.header", rule=ff.F_INDEX.id)
-    start = sec[0] + (h.cbytes or 0)
+    start = None if sec is None else sec[0] + (h.cbytes or 0)
     want = h.nchunks()
+    # where the index ends is not trusted (the trailer may be gone): only
+    # its own cbytes says
+    iv = ff.index_view(len(mv), h.header_len or 0, -1, start, len(mv), False, want, mv)
+    sink = RaiseFirst()
+    sink.run(ff.INDEX_RULES, iv, mv)
+    assert start is not None
     cap = ff.LEN_OFFSET * want if want is not None else SCAN_MAX_NBYTES
     try:
-        found = _decode(mv, start, len(mv), cap)
+        cbytes = _chunk.chunk_sizes(mv[start:])[1]
+        raw = _chunk.decompress(bytes(mv[start:start + max(cbytes, 0)]), max_nbytes=cap)
     except FormatError as e:
-        raise e.relocated(0, "frame.offsets") from None
-    raw = _chunk.decompress(found.data, max_nbytes=cap)
-    if len(raw) % ff.LEN_OFFSET or (want is not None and len(raw) != ff.LEN_OFFSET * want):
-        raise FormatError(f"the index holds {len(raw)} bytes for {want} chunks",
-                          start + fc.HEADER.offset("nbytes"), "frame.offsets",
-                          rule=ff.F_INDEX.id)
-    return [e for (e,) in _ENTRY.iter_unpack(raw)]
+        raise e.relocated(start, "frame.offsets") from None
+    sink.run(ff.INDEX_RULES, iv._replace(decoded=len(raw)), mv)
+    at = fc.raw_data_offset(fc.raw_header(mv, start))
+    return _Index([e for (e,) in _ENTRY.iter_unpack(raw)], start,
+                  None if at is None else start + at)
 
 
-def _special_chunk(entry: int, size: int | None, typesize: int) -> bytes:
-    """The special chunk a special index entry stands for; FormatError when
-    its kind is unknown or its size is (the header does not say it)."""
-    kind = ff.special_kind(entry)
-    if kind is None or ff.special_extra_bits(entry) or size is None:
-        raise FormatError(f"special entry {entry & (2**64 - 1):#x} cannot be rebuilt",
-                          0, "frame.offsets[]", rule=ff.F_SPECIAL.id)
-    # NaN chunks need float32/float64 items (as Frame.chunk does)
-    ts = typesize if kind != "nan" or typesize in fc.NAN_WIDTHS else fc.NAN_WIDTHS[0]
-    return compress_special(kind, size, typesize=ts)
-
-
-def _by_index(mv: memoryview, h: _Header, entries: list[int],
+def _by_index(mv: memoryview, h: _Header, index: _Index,
               report: SalvageReport) -> list[_Found | None]:
-    """Each index entry's chunk, or None where it fails (reported)."""
+    """Each index entry's chunk, read as the frame reader reads it (the
+    same rules: F-special-bits, F-special, F-offset, F-chunk, the chunk's
+    own), or None where it fails (reported)."""
     start, end = h.section(len(mv)) or (0, 0)
     out: list[_Found | None] = []
-    for i, entry in enumerate(entries):
+    sink = RaiseFirst()
+    for i, entry in enumerate(index.entries):
         size = h.size_of(i)
+        e = ff.EntryView(i, entry, index.entry_at(i), start, end, size, h.typesize or 1)
         try:
             if entry < 0:
-                chunk = _special_chunk(entry, size, h.typesize or 1)
-                out.append(_Found(None, chunk, size or 0, fc.raw_header(chunk).typesize,
-                                  "index", i))
+                sink.run(ff.SPECIAL_RULES, e, mv)
+                assert e.kind is not None and size is not None
+                chunk = special_chunk(e.kind, size, e.typesize)
+                out.append(_Found(None, chunk, size, fc.raw_header(chunk).typesize, "index", i))
                 continue
-            f = _decode(mv, start + entry, end, size or SCAN_MAX_NBYTES)
-            if size is not None and f.nbytes != size:
-                raise FormatError(f"chunk {i} holds {f.nbytes} bytes, the frame's chunks "
-                                  f"hold {size}", f.offset or 0, "chunk.header.nbytes",
-                                  rule=ff.F_CHUNK.id)
-        except FormatError as e:
-            report.damage.append(Damage.of(e.relocated(0, f"frame.chunks[{i}]")))
+            sink.run(ff.LOCATION_RULES, e, mv)
+            e.start = start + entry
+            try:
+                e.cbytes = _chunk.chunk_sizes(mv[e.start:e.start + _LEN_CHUNK_HEAD])[1]
+            except FormatError as err:
+                raise err.relocated(e.start, e.chunk_path) from None
+            sink.run(ff.CHUNK_RULES, e, mv)
+            f = _decode(mv, e.start, e.cbytes, size or SCAN_MAX_NBYTES, e.chunk_path)
+            e.nbytes = f.nbytes
+            sink.run(ff.CHUNK_RULES, e, mv)
+        except FormatError as err:
+            report.damage.append(Damage.of(err))
             report.dropped.append(Dropped("chunk", start + entry if entry >= 0 else None,
-                                          None, e.message, i))
+                                          None, err.message, i))
             out.append(None)
             continue
         f.found_by, f.source_index = "index", i
@@ -449,7 +446,7 @@ def _scan(mv: memoryview, start: int, end: int, typesize: int | None,
         cbytes = head.cbytes
         if _LEN_CHUNK_HEAD <= cbytes <= end - p and head.nbytes <= max_nbytes:
             try:
-                f = _decode(mv, p, end, max_nbytes)
+                f = _decode(mv, p, cbytes, max_nbytes)
             except FormatError:
                 f = None              # not a chunk (or a damaged one): move on a byte
             if f is not None:
@@ -480,7 +477,7 @@ def _is_index(f: _Found, base: int | None, before: list[_Found]) -> bool:
         return False
     entries = [e for (e,) in _ENTRY.iter_unpack(_chunk.decompress(f.data))]
     for e in entries:
-        if e < 0 and (ff.special_kind(e) is None or ff.special_extra_bits(e)):
+        if e < 0 and not ff.written_special(e):
             return False
     positions = [e for e in entries if e >= 0]
     at = {c.offset or 0 for c in before}
@@ -678,7 +675,7 @@ def salvage(src: Source) -> tuple[bytes, SalvageReport]:
         report.recovered.append(Recovered(k, f.offset, f.nbytes, f.found_by, f.source_index))
     _count_missing(h, len(chunks), report)
     meta = _keep_metalayers(h, report)
-    vl = _keep_vlmeta(mv, report)
+    vl = _keep_vlmeta(mv, h, report)
     report.chunksize = size
     out = build_frame([f.data for f in placed], metalayers=meta or None,
                       vlmetalayers=vl or None, chunksize=size if placed else None)
@@ -691,12 +688,12 @@ def _chunks(mv: memoryview, h: _Header, report: SalvageReport) -> list[_Found]:
     """Chunks through the index when it is readable (the scan fills failed
     entries), else through the scan."""
     try:
-        entries = _read_index(mv, h)
+        index = _read_index(mv, h)
     except FormatError as e:
         report.damage.append(Damage.of(e))
         report.notes.append("the offsets index is unusable: chunks found by scanning")
         return _scan_route(mv, h, report)
-    slots = _by_index(mv, h, entries, report)
+    slots = _by_index(mv, h, index, report)
     if any(s is None for s in slots):
         return _fill_failed(mv, h, slots, report)
     return [s for s in slots if s is not None]
@@ -718,11 +715,11 @@ def _keep_metalayers(h: _Header, report: SalvageReport) -> dict[str, bytes]:
     return h.metalayers
 
 
-def _keep_vlmeta(mv: memoryview, report: SalvageReport) -> dict[str, bytes]:
+def _keep_vlmeta(mv: memoryview, h: _Header, report: SalvageReport) -> dict[str, bytes]:
     """The trailer's vlmetalayers, read from the end of the input, or none
     (dropped and reported) when the trailer is damaged or cut off."""
     try:
-        return _read_vlmeta(mv, len(mv))
+        return _read_vlmeta(mv, len(mv), h.header_len or 0)
     except FormatError as e:
         report.damage.append(Damage.of(e))
         report.vlmetalayers_kept = False

@@ -3,7 +3,8 @@
 What a recovery engineer needs first: given a disk image, a core dump or a
 container file of unknown layout, where do chunks and frames sit?  Frames are
 found by their signature (the msgpack header with ``b2frame\\0`` at byte 2)
-and opened with :func:`blosckit.open_frame`; chunks by the salvage scanner
+and opened with :func:`blosckit.open_frame` (its index entries read as a
+reader reads them); chunks by the salvage scanner
 (candidate headers found by one regular expression, then decoded whole), in
 the stretches no intact frame covers.  A frame that does not open is listed
 with the reason, and the scan for chunks goes through it.
@@ -53,6 +54,8 @@ def _frame_at(mv: memoryview, start: int) -> Found | None:
     size = max(0, min(int(head.frame_len), len(mv) - start))
     try:
         with open_frame(mv[start:start + size]) as f:
+            for i in range(f.nchunks):    # each entry and where its chunk lies
+                f.locate(i)
             summary = (f"Blosc2 frame, format version {f.version}, {f.nchunks} chunks, "
                        f"{f.nbytes} -> {f.cbytes} bytes, {f.codec}")
             return Found("frame", start, size, f.nbytes, summary)

@@ -6,6 +6,7 @@ sink, plus warnings for chunks that are valid but that C-Blosc2 misreads
 """
 from __future__ import annotations
 
+import math
 import os
 import stat
 from pathlib import Path
@@ -14,12 +15,9 @@ from . import divergences
 from ..frame import read as _frame
 from ..chunk import read as _chunk
 from .. import native
-from ..chunk.read import as_view, chunk_sizes, check_chunk
+from ..chunk.read import as_view, chunk_sizes, check_chunk, check_trailing
 from ..errors import FormatError, Problem
-from ..formats import chunk as fc
-from ..formats import b2nd as fb
 from ..formats import frame as ff
-from ..formats import field_offsets, parse
 from ..formats.rules import Collect
 
 __all__ = ["validate", "Problem"]
@@ -54,10 +52,7 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
     layer's own rules (relocated to ``frame.chunks[i]`` at the chunk's frame
     offset; for a sparse frame, at its offset in its chunk file)."""
     sink = Collect()
-    try:
-        _frame.read_header(mv, sink, directory is not None)
-    except FormatError as e:          # a marker: nothing else can be located
-        sink.error(e)
+    _frame.read_header(mv, sink, directory is not None)
     if sink.problems:
         return sink.problems
     try:
@@ -70,14 +65,25 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
         try:
             step()
         except FormatError as e:
-            out.append(Problem("error", e.offset, e.path, e.message, e.rule or "?"))
+            sink.error(e)
     if _errors(out):
         return out
     out += _frame_divergence_warnings(f)
     out += _trailer_warnings(f)
-    _check_b2nd_grid(f, out)
-    for i in _chunks_to_check(f, deep):
-        out += _check_frame_chunk(f, i, deep)
+    b = f.b2nd
+    if b is not None:
+        out += b.grid_problems()
+    todo = _chunks_to_check(f, deep)
+    # an array's chunks are each checked against its chunk shape, as
+    # reading the array does (after the chunk's own checks)
+    array = b is not None and not _errors(out) and math.prod(b.shape) > 0
+    checked = set(todo) if array else ()
+    for i in (range(f.nchunks) if array else todo):
+        problems, nbytes = _check_frame_chunk(f, i, deep) if not array or i in checked \
+            else ([], None)
+        out += problems
+        if array and not _errors(problems):
+            out += b.chunk_problems(i, f.chunk_nbytes(i) if nbytes is None else nbytes)
     return out
 
 
@@ -103,25 +109,9 @@ def _frame_divergence_warnings(f: _frame.Frame) -> list[Problem]:
 def _trailer_warnings(f: _frame.Frame) -> list[Problem]:
     """The trailer's version and fingerprint: no reader looks at them, so
     odd values are warnings (a sign of damage or of an unknown writer)."""
-    out = []
-    version = parse(ff.TrailerHead, f.buffer, f.trailer_start, "frame.trailer",
-                    rule=ff.F_TRAILER.id).version
-    if version not in (0, 1):
-        out.append(Problem("warning", f.trailer_start + 1, "frame.trailer.version",
-                           f"trailer version {version}; writers put 1 (0 before "
-                           "2.0.0-beta.2)", ff.F_TRAILER_VERSION.id))
-    at = f.fields.frame_len - ff.LEN_TRAILER_TAIL
-    tail = parse(ff.TrailerTail, f.buffer, at, "frame.trailer", rule=ff.F_TRAILER.id)
-    kind_at = at + field_offsets(ff.TrailerTail, "t")["t.fingerprint_type"]
-    if tail.fingerprint_type > 3:
-        out.append(Problem("warning", kind_at, "frame.trailer.fingerprint_type",
-                           f"fingerprint kind {tail.fingerprint_type} is none of 0..3",
-                           ff.F_FINGERPRINT.id))
-    elif tail.fingerprint_type == 0 and any(tail.fingerprint):
-        out.append(Problem("warning", kind_at + 1, "frame.trailer.fingerprint",
-                           "fingerprint kind 0 (none) with bytes that are not zero",
-                           ff.F_FINGERPRINT.id))
-    return out
+    sink = Collect()
+    sink.run(ff.TRAILER_WARNINGS, f.trailer, f.buffer)
+    return sink.problems
 
 
 def _chunks_to_check(f: _frame.Frame, deep: bool):
@@ -139,45 +129,42 @@ def _chunks_to_check(f: _frame.Frame, deep: bool):
     return [i for i, s in enumerate(status) if s != ok]
 
 
-def _check_b2nd_grid(f: _frame.Frame, out: list[Problem]) -> None:
-    b = f.b2nd
-    why = None if b is None else b.grid_problem()
-    if b is not None and why is not None:
-        out.append(Problem("error", b.offset, b.path, why, fb.B2ND_RULE.id))
-
-
-def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool) -> list[Problem]:
-    root = f"frame.chunks[{i}]"
+def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool
+                       ) -> tuple[list[Problem], int | None]:
+    """Chunk ``i`` as the reader reads it: its entry and where it lies, then
+    the chunk's own rules (capped at the frame's chunk size, as the reader
+    decodes it) relocated into the frame, then its size against the frame's.
+    Also the chunk's decoded size in bytes (None after an error)."""
     try:
-        kind = f.special(i)
-        if kind is not None:
-            f.special_nbytes(i, kind)
-            return []
-        base, view = f.chunk_view(i)
-    except FormatError as e:
-        return [Problem("error", e.offset, e.path, e.message, e.rule or "?")]
-    if not deep and _native_ok(view):
+        e, view = f.locate(i)
+    except FormatError as err:
+        return [Problem("error", err.offset, err.path, err.message, err.rule or "?")], None
+    if view is None:
+        return [], e.size
+    root, base = e.chunk_path, e.start
+    if not deep and _native_ok(view, e.size):
         problems: list[Problem] = []           # the native check ran the same rules
     else:
-        problems = [p.relocated(base, root) for p in check_chunk(view, deep=deep)]
-    if not _errors(problems):
-        want = f.chunk_nbytes(i)
-        nbytes = chunk_sizes(view)[0]
-        if want is not None and nbytes != want:
-            problems.append(Problem("error", base + fc.HEADER.offset("nbytes"),
-                                    f"{root}.header.nbytes",
-                                    f"chunk {i} holds {nbytes} bytes, the frame's chunks hold "
-                                    f"{want}", ff.F_CHUNK.id))
-        if not divergences.beyond_all_reader_divergences(view):
-            problems += [p.relocated(base, root) for p in divergence_warnings(view)]
-    return problems
+        problems = [p.relocated(base, root) for p in check_chunk(
+            view, deep=deep, max_nbytes=_chunk.MAX_NBYTES if e.size is None else e.size)]
+    if _errors(problems):
+        return problems, None
+    nbytes = chunk_sizes(view)[0]
+    sink = Collect()
+    f.check_nbytes(e, nbytes, sink)
+    problems += sink.problems
+    if not divergences.beyond_all_reader_divergences(view):
+        problems += [p.relocated(base, root) for p in divergence_warnings(view)]
+    return problems, nbytes
 
 
-def _native_ok(view: memoryview) -> bool:
+def _native_ok(view: memoryview, size: int | None) -> bool:
     """The one-call native reader accepts the chunk's header, bstarts and
-    dictionary (the reader's rules, checked in C for the chunks it handles)."""
+    dictionary (the reader's rules, checked in C for the chunks it handles)
+    and the chunk claims no more than the frame's chunk size."""
     table = _chunk.fast_table()
-    return table is not None and native.check_fast(view, table)
+    return (table is not None and native.check_fast(view, table)
+            and (size is None or chunk_sizes(view)[0] <= size))
 
 
 def validate(src, *, deep: bool = True) -> list[Problem]:
@@ -201,9 +188,5 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
     problems = check_chunk(mv, deep=deep)
     if not _errors(problems):
         problems += divergence_warnings(mv)
-        cbytes = chunk_sizes(mv)[1]
-        if len(mv) > cbytes:
-            problems.append(Problem("warning", cbytes, "chunk", f"{len(mv) - cbytes} bytes "
-                                    f"follow the chunk's {cbytes} (cbytes); readers ignore "
-                                    "them", fc.T_TRAILING.id))
+        problems += check_trailing(mv)
     return problems
