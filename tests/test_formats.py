@@ -10,7 +10,7 @@ import struct
 
 import construct as cs
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from blosckit.formats import chunk as fc
@@ -425,3 +425,16 @@ def test_every_field_read_before_still_reads(path):
 def test_fields_without_a_reading_read_as_nothing():
     assert fd.describe("chunk.header.typesize", 4) == ""
     assert fd.describe("frame.metalayers['b2nd'].shape", [3, 4]) == ""
+
+
+@given(st.binary(min_size=fc.LEN_HEADER, max_size=fc.LEN_EXTENDED + 4))
+@settings(max_examples=300, deadline=None)
+@example(bytes([3, 1, 0x07]) + bytes(28) + b"\xff")      # the alpha extended layout
+@example(bytes([5, 1, 0x07]) + bytes(27) + b"\xff\xff")  # every kind and VL bit set
+def test_chunk_sizes_is_the_raw_header_s_fields(raw):
+    """The frame builders' per-chunk fast read agrees with the whole header
+    read from the declaration, for any bytes (both layouts of extended
+    header, short inputs included)."""
+    h = fc.raw_header(raw)
+    got = fc.chunk_sizes(raw)
+    assert got == (h.nbytes, h.cbytes, h.blocksize, h.special, h.vl_blocks)

@@ -64,6 +64,15 @@ def test_a_damaged_frame_is_listed_and_its_chunks_found():
     assert inside and inside <= starts       # the chunks the cut left whole
 
 
+def test_a_version_3_chunk_candidate_is_described():
+    """Held-out fuzzing finding: a version-3 chunk header (the alpha
+    extended layout, which has no udcodec byte) made scan raise
+    AttributeError('udcodec') while naming the candidate's codec."""
+    blob = bytes.fromhex("030107080400000001000000240000000000a36d2f73") + bytes(200)
+    found = scan(blob)
+    assert found and found[0].offset == 0 and found[0].kind == "chunk"
+
+
 def test_junk_alone_gives_nothing_and_never_raises():
     for seed in range(20):
         assert all(f.kind in ("chunk", "frame") for f in scan(_junk(5000, seed)))

@@ -106,6 +106,9 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     v.dict = None
     v.split = False
     v.ofs_dict = v.ofs_streams = v.overhead
+    sink.run(fc.VERSION_RULES, v, mv)
+    if not sink.ok(fc.VERSION_RULES[0].path):
+        return None
     sink.run(fc.HEADER_RULES, v, mv)
     _read_extended(v, mv)
     sink.run(fc.FIELD_RULES, v, mv)

@@ -9,7 +9,7 @@ grep for a C name lands on its field.
 
 Rules read a :class:`ChunkView` (the header read through the fast formats
 derived below, plus what a decoder derives from it) that the reader fills in
-stages; ``HEADER_RULES`` .. ``LAYOUT_RULES`` list them in the order the
+stages; ``VERSION_RULES`` .. ``LAYOUT_RULES`` list them in the order the
 reader applies them.  Offsets come from the declarations, never literals.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import construct as cs
 from construct import this
 
 from . import ctx_get, fast_format, fast_parser, inner
-from . import enums
+from . import enums, signatures
 from .layout import Layout
 from .rules import OFFSETS, RaiseFirst, rule
 
@@ -191,6 +191,29 @@ def raw_header(buf, at: int = 0) -> RawHeader:
     return RawHeader(*h, False, (0,) * NUM_FILTER_SLOTS, (0,) * NUM_FILTER_SLOTS, 0, 0, 0, 0)
 
 
+class ChunkSizes(NamedTuple):
+    """What a frame builder reads of every chunk it stores (bytes; the
+    special kind as formats.enums.SPECIALS, 0 for none)."""
+    nbytes: int
+    cbytes: int
+    blocksize: int
+    special: int
+    vl_blocks: bool
+
+
+def chunk_sizes(buf) -> ChunkSizes:
+    """The sizes and kind of the chunk starting ``buf`` (16 bytes at least;
+    struct.error otherwise), without the rest of its header: a frame
+    builder reads this once per chunk, :func:`raw_header` once per frame."""
+    version, _, flags, _, nbytes, blocksize, cbytes = _UNPACK_HEADER(buf, 0)
+    if flags & FLAGS_EXTENDED != FLAGS_EXTENDED or len(buf) < LEN_EXTENDED:
+        return _new_sizes((nbytes, cbytes, blocksize, 0, False))
+    b2_at, b2f2_at = _KIND_AT.get(version, _KIND_AT_CURRENT)
+    return _new_sizes((nbytes, cbytes, blocksize,
+                       (buf[b2_at] >> _SPECIAL_SHIFT) & _SPECIAL_MASK,
+                       b2f2_at is not None and bool(buf[b2f2_at] & F2_VL_BLOCKS)))
+
+
 def extended_layout(version: int) -> Layout:
     """The extended-header layout of chunk format ``version``."""
     return EXTENDED_LAYOUTS.get(version, EXTENDED)
@@ -228,6 +251,21 @@ def streams_in_block(split: bool, typesize: int, bsize: int, blocksize: int) -> 
 
 _FLAGS_AT = HEADER["flags"].index
 _VERSION_AT = HEADER["version"].index
+_NBYTES_AT, _CBYTES_AT = HEADER["nbytes"].index, HEADER["cbytes"].index
+_BLOCKSIZE_AT = HEADER["blocksize"].index
+# extended layout -> where blosc2_flags and blosc2_flags2 (None: absent) sit
+_KIND_AT = {lay: (lay.offset("blosc2_flags"),
+                  lay.offset("blosc2_flags2") if "blosc2_flags2" in lay else None)
+            for lay in (EXTENDED, EXTENDED_ALPHA)}
+_KIND_AT = {v: _KIND_AT[lay] for v, lay in EXTENDED_LAYOUTS.items()}   # by chunk version
+_KIND_AT_CURRENT = (EXTENDED.offset("blosc2_flags"), EXTENDED.offset("blosc2_flags2"))
+_SPECIAL_SHIFT = EXTENDED["blosc2_flags.special"].shift
+_SPECIAL_MASK = EXTENDED["blosc2_flags.special"].mask
+_UNPACK_HEADER = HEADER.struct.unpack_from
+# chunk_sizes unpacks the 16-byte header by position
+assert tuple(n for n in HEADER.fields if "." not in n) == (
+    "version", "versionlz", "flags", "typesize", "nbytes", "blocksize", "cbytes")
+_new_sizes = functools.partial(tuple.__new__, ChunkSizes)   # no Python-level __new__
 _RAW_EXT = {lay: tuple((lambda values: 0) if name not in lay else lay.getter(name)
                        for name in ("filters", "filters_meta", "udcodec", "compcode_meta",
                                     "blosc2_flags2", "blosc2_flags"))
@@ -465,8 +503,10 @@ INPUT_RULES = (input_holds_header,)
 @rule("T-version", "error", _H + "version", "chunk.md#rules-header", "version is 1..6")
 def version_known(v, src, sink):
     if v.version not in enums.VERSIONS:
-        sink("version 0 was never written" if v.version == 0
-             else f"unknown chunk version {v.version}")
+        what = signatures.looks_like(src)
+        sink(("version 0 was never written" if v.version == 0
+              else f"unknown chunk version {v.version}")
+             + (f": the input looks like {what}" if what else ""))
 
 
 @rule("H2", "error", _H + "cbytes", "chunk.md#rules-header", "cbytes >= 16")
@@ -531,7 +571,9 @@ def input_holds_extended(v, src, sink):
         sink(f"the extended header needs {LEN_EXTENDED} bytes, got {v.n}", v.n)
 
 
-HEADER_RULES = (version_known, cbytes_covers_header, typesize_positive, nbytes_not_negative,
+# A chunk of unknown version has no known layout: nothing else is read.
+VERSION_RULES = (version_known,)
+HEADER_RULES = (cbytes_covers_header, typesize_positive, nbytes_not_negative,
                 nbytes_below_cap, cbytes_covers_extended, input_holds_extended)
 
 # Rules on the fields of the extended header (run once it has been read;

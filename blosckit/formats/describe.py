@@ -190,8 +190,9 @@ FIELDS: dict[str, Described] = {d.path: d for d in (
 def chunk_codec(c) -> str:
     """The codec a parsed chunk was written with, as far as it says: LZ4HC
     and LZ4 share a stream format, and Blosc2 writers put the codec id in
-    the udcodec byte, which tells them apart."""
-    ud = c.header.extended.udcodec if c.extended else 0
+    the udcodec byte, which tells them apart (the alpha layout of chunk
+    version 3 has no such byte)."""
+    ud = c.header.extended.get("udcodec", 0) if c.extended else 0
     if ud and ud in enums.CODEC_FORMAT and enums.CODEC_FORMAT[ud] == c.compformat:
         return enums.codec_name(ud)
     return c.codec

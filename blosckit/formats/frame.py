@@ -18,11 +18,12 @@ import construct as cs
 from typing import NamedTuple
 
 from . import chunk as fc
+from . import signatures
 from . import fast_format, fast_parser, field_offset
 from .layout import ConstMismatch, Layout
 from .rules import OFFSETS, explain, rule
 
-MAGIC = b"b2frame\x00"
+MAGIC = signatures.FRAME_MAGIC
 
 # ---------------------------------------------------------------------------
 # specs/frame.md#header -- the fixed part, per layout
@@ -399,7 +400,8 @@ def _at(v: FrameView, field: str) -> int:
 
 
 @rule("F-version", "error", _F + "general_flags.version", "frame.md#rules",
-      "the frame format version is 1..3 (0 in the older layouts)")
+      "the frame format version is 1..3 in the current layout (not checked in the older "
+      "ones: beta.1's byte reads as 4, 13-element headers hold 1 or 2)")
 def version_known(v, src, sink):
     if v.layout == 14 and not 1 <= v.version <= 3:
         sink(f"unknown frame format version {v.version}", _at(v, "general_flags.version"))
@@ -410,7 +412,10 @@ def version_known(v, src, sink):
 def frame_type_matches(v, src, sink):
     if v.layout >= 13 and v.frame_type != (1 if v.sparse else 0):
         kind = "a sparse frame's index" if v.sparse else "a contiguous frame"
-        sink(f"frame type {v.frame_type} in {kind}", _at(v, "frame_type"))
+        hint = ("" if v.sparse or v.frame_type != 1 else
+                f": this is the index file of a sparse frame ({SFRAME_INDEX}); open its "
+                "directory instead")
+        sink(f"frame type {v.frame_type} in {kind}{hint}", _at(v, "frame_type"))
 
 
 def offsets_size_code(version: int) -> int:

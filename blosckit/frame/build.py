@@ -146,9 +146,7 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     """
     frame = FrameAssembler(metalayers=metalayers, chunksize=chunksize, clevel=clevel,
                            splitmode=splitmode, layout=layout)
-    body: list = []
-    for chunk in chunks:
-        body += frame.append(chunk)
+    body = frame.extend(chunks)
     fixed, tail = frame.finish(vlmetalayers)
     return b"".join([fixed, frame.meta_section, *body, *tail])
 
@@ -184,8 +182,9 @@ class FrameAssembler:
         self.entries = array("q")           # the offsets index, entry per chunk
         self._given = bytearray()           # 1 where an entry was given
         self._count = 0
-        self._first: fc.RawHeader | None = None
-        self._last: fc.RawHeader | None = None
+        self._first: fc.RawHeader | None = None      # the whole header, read once
+        self._last: fc.ChunkSizes | None = None
+        self._vl_blocks = False                       # the first chunk's kind
         # special chunks behind special entries, stored should the frame
         # turn variable-size: (index, number of the distinct chunk)
         self._specials: dict[bytes, int] = {}
@@ -230,11 +229,40 @@ class FrameAssembler:
             pieces.append(self._store(k, view))
         if self._first is None:
             self.chunksize = h.nbytes if self.chunksize is None else self.chunksize
-            self._first = h
+            self._first = fc.raw_header(view)
+            self._vl_blocks = self._first.vl_blocks
         self._last = h
         self._count += 1
         self.nbytes += h.nbytes
         return pieces
+
+    def extend(self, chunks: Iterable) -> list:
+        """:meth:`append` each of ``chunks`` after the last; the pieces to
+        store, in order.  A chunk of the frame's size that is neither special
+        nor the first takes a short path (frames of many small chunks are
+        built at the speed of reading their headers)."""
+        out: list = []
+        entries, given, sizes = self.entries, self._given, fc.chunk_sizes
+        for chunk in chunks:
+            first, last = self._first, self._last
+            if (first is None or self.variable or type(chunk) is not bytes
+                    or len(chunk) < fc.LEN_HEADER):
+                out += self.append(chunk)
+                continue
+            h = sizes(chunk)
+            size = self.chunksize
+            if (h.cbytes != len(chunk) or h.nbytes != size or last.nbytes != size
+                    or h.special in _SPECIAL_OFFSET_CODES or h.vl_blocks != self._vl_blocks):
+                out += self.append(chunk)        # checks, and says what is wrong
+                continue
+            entries.append(self.cbytes)
+            given.append(1)
+            self.cbytes += len(chunk)
+            self.nbytes += size
+            self._count += 1
+            self._last = h
+            out.append(chunk)
+        return out
 
     def _turns_variable(self, k: int, nbytes: int) -> bool:
         """Whether a chunk of ``nbytes`` coming now makes the frame
@@ -337,13 +365,13 @@ def _check_recorded(clevel: int, splitmode: str) -> None:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
 
 
-def _chunk_view(k: int, chunk) -> tuple[Any, fc.RawHeader]:
-    """Chunk ``k``'s bytes (not copied) and header; ValueError for a chunk
+def _chunk_view(k: int, chunk) -> tuple[Any, fc.ChunkSizes]:
+    """Chunk ``k``'s bytes (not copied) and sizes; ValueError for a chunk
     whose length is not the one its header says."""
     v = chunk if isinstance(chunk, bytes) else memoryview(chunk).cast("B")
     if len(v) < fc.LEN_HEADER:
         raise ValueError(f"chunk {k}: {len(v)} bytes, a chunk has at least {fc.LEN_HEADER}")
-    h = fc.raw_header(v)
+    h = fc.chunk_sizes(v)
     if h.cbytes != len(v) or h.nbytes < 0:
         raise ValueError(f"chunk {k}: {len(v)} bytes where its header says {h.cbytes}")
     return v, h
@@ -364,7 +392,7 @@ def _trailer_body(vlmetalayers: Mapping[str, bytes]) -> bytes:
     return ff.TrailerHead.build(dict(version=1)) + _section(items, ff.LEN_TRAILER_HEAD, 0)
 
 
-def _header(first: fc.RawHeader | None, last: fc.RawHeader | None, *, codec: int,
+def _header(first: fc.RawHeader | None, last: fc.ChunkSizes | None, *, codec: int,
             header_len: int, frame_len: int, nbytes: int, cbytes: int, chunksize: int,
             variable: bool, clevel: int, splitmode: str, has_vlmetalayers: bool
             ) -> dict[str, Any]:

@@ -1,0 +1,101 @@
+"""Messages a person can act on: files that are not Blosc chunks, named to
+the library and the CLI, made by the tools that write them (h5py, zarr,
+NumPy, python-blosc2)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import blosckit
+from blosckit.formats import frame as ff
+from blosckit.formats import signatures
+import cli_runner
+from oracles import oracle
+
+np = oracle("numpy")
+
+
+def _only_version_error(problems, words: str) -> None:
+    """One problem, T-version at offset 0, naming ``words``: an input of
+    unknown version has no layout, so nothing else is reported of it."""
+    assert [(p.rule, p.offset) for p in problems] == [("T-version", 0)], problems
+    assert words in problems[0].message, problems[0].message
+
+
+def test_the_frame_signature_sits_where_every_header_layout_puts_it():
+    for n, layout in ff.FLAT_HEADERS.items():
+        assert layout.offset("magic") == signatures.FRAME_MAGIC_AT, n
+
+
+def test_an_hdf5_file_is_named(tmp_path):
+    h5py = oracle("h5py")
+    path = tmp_path / "d.h5"
+    with h5py.File(path, "w") as f:
+        f["a"] = np.arange(1000)
+    _only_version_error(blosckit.validate(path.read_bytes()), "HDF5 file")
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.decompress(path.read_bytes())
+    assert e.value.rule == "T-version" and "HDF5" in str(e.value)
+
+
+def test_an_hdf5_file_with_a_user_block_is_named(tmp_path):
+    h5py = oracle("h5py")
+    path = tmp_path / "u.h5"
+    with h5py.File(path, "w", userblock_size=1024) as f:
+        f["a"] = np.arange(10)
+    _only_version_error(blosckit.validate(path.read_bytes()), "HDF5 file")
+
+
+def test_zarr_metadata_is_named(tmp_path):
+    zarr = oracle("zarr")
+    zarr.create_array(store=str(tmp_path / "z.zarr"), shape=(100,), chunks=(10,),
+                      dtype="i4", zarr_format=2)
+    meta = (tmp_path / "z.zarr" / ".zarray").read_bytes()
+    assert json.loads(meta)["zarr_format"] == 2
+    _only_version_error(blosckit.validate(meta), "zarr metadata")
+
+
+def test_a_npy_file_is_named(tmp_path):
+    path = tmp_path / "a.npy"
+    np.save(path, np.arange(10))
+    _only_version_error(blosckit.validate(path.read_bytes()), ".npy")
+
+
+def test_a_frame_given_as_a_chunk_points_to_open_frame():
+    blosc2 = oracle("blosc2")
+    frame = bytes(blosc2.SChunk(chunksize=4000, data=np.arange(3000, dtype="<i4"))
+                  .to_cframe())
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.decompress(frame)
+    assert e.value.rule == "T-version" and "open_frame" in str(e.value)
+
+
+def test_junk_is_not_described_as_anything():
+    assert signatures.looks_like(bytes(range(200, 256)) * 3) is None
+    assert signatures.looks_like(b"") is None
+
+
+def test_a_sparse_frame_index_named_alone_points_to_its_directory(tmp_path):
+    blosc2 = oracle("blosc2")
+    urlpath = tmp_path / "s.b2frame"
+    blosc2.SChunk(chunksize=4000, data=np.arange(3000, dtype="<i4"),
+                  urlpath=str(urlpath), contiguous=False)
+    index = urlpath / ff.SFRAME_INDEX
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.open_frame(index)
+    assert e.value.rule == "F-type" and "open its directory" in str(e.value)
+    r = cli_runner.blosckit("validate", index)
+    assert r.returncode == 1 and "open its directory" in r.stdout + r.stderr
+    assert cli_runner.blosckit("validate", urlpath).returncode == 0
+
+
+def test_the_cli_names_an_hdf5_file_in_one_line(tmp_path):
+    h5py = oracle("h5py")
+    path = tmp_path / "d.h5"
+    with h5py.File(path, "w") as f:
+        f["a"] = np.arange(1000)
+    r = cli_runner.blosckit("validate", path)
+    assert r.returncode == 1
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if "HDF5" in ln]
+    assert len(lines) == 1 and "H3" not in r.stdout + r.stderr
