@@ -431,10 +431,10 @@ def test_fields_without_a_reading_read_as_nothing():
 @settings(max_examples=300, deadline=None)
 @example(bytes([3, 1, 0x07]) + bytes(28) + b"\xff")      # the alpha extended layout
 @example(bytes([5, 1, 0x07]) + bytes(27) + b"\xff\xff")  # every kind and VL bit set
-def test_chunk_sizes_is_the_raw_header_s_fields(raw):
+def test_stored_chunk_is_the_raw_header_s_fields(raw):
     """The frame builders' per-chunk fast read agrees with the whole header
     read from the declaration, for any bytes (both layouts of extended
     header, short inputs included)."""
     h = fc.raw_header(raw)
-    got = fc.chunk_sizes(raw)
+    got = fc.stored_chunk(raw)
     assert got == (h.nbytes, h.cbytes, h.blocksize, h.special, h.vl_blocks)

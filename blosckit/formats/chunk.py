@@ -191,7 +191,7 @@ def raw_header(buf, at: int = 0) -> RawHeader:
     return RawHeader(*h, False, (0,) * NUM_FILTER_SLOTS, (0,) * NUM_FILTER_SLOTS, 0, 0, 0, 0)
 
 
-class ChunkSizes(NamedTuple):
+class StoredChunk(NamedTuple):
     """What a frame builder reads of every chunk it stores (bytes; the
     special kind as formats.enums.SPECIALS, 0 for none)."""
     nbytes: int
@@ -201,7 +201,7 @@ class ChunkSizes(NamedTuple):
     vl_blocks: bool
 
 
-def chunk_sizes(buf) -> ChunkSizes:
+def stored_chunk(buf) -> StoredChunk:
     """The sizes and kind of the chunk starting ``buf`` (16 bytes at least;
     struct.error otherwise), without the rest of its header: a frame
     builder reads this once per chunk, :func:`raw_header` once per frame."""
@@ -262,10 +262,10 @@ _KIND_AT_CURRENT = (EXTENDED.offset("blosc2_flags"), EXTENDED.offset("blosc2_fla
 _SPECIAL_SHIFT = EXTENDED["blosc2_flags.special"].shift
 _SPECIAL_MASK = EXTENDED["blosc2_flags.special"].mask
 _UNPACK_HEADER = HEADER.struct.unpack_from
-# chunk_sizes unpacks the 16-byte header by position
+# stored_chunk unpacks the 16-byte header by position
 assert tuple(n for n in HEADER.fields if "." not in n) == (
     "version", "versionlz", "flags", "typesize", "nbytes", "blocksize", "cbytes")
-_new_sizes = functools.partial(tuple.__new__, ChunkSizes)   # no Python-level __new__
+_new_sizes = functools.partial(tuple.__new__, StoredChunk)   # no Python-level __new__
 _RAW_EXT = {lay: tuple((lambda values: 0) if name not in lay else lay.getter(name)
                        for name in ("filters", "filters_meta", "udcodec", "compcode_meta",
                                     "blosc2_flags2", "blosc2_flags"))

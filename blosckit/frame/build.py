@@ -183,7 +183,7 @@ class FrameAssembler:
         self._given = bytearray()           # 1 where an entry was given
         self._count = 0
         self._first: fc.RawHeader | None = None      # the whole header, read once
-        self._last: fc.ChunkSizes | None = None
+        self._last: fc.StoredChunk | None = None
         self._vl_blocks = False                       # the first chunk's kind
         # special chunks behind special entries, stored should the frame
         # turn variable-size: (index, number of the distinct chunk)
@@ -242,14 +242,14 @@ class FrameAssembler:
         nor the first takes a short path (frames of many small chunks are
         built at the speed of reading their headers)."""
         out: list = []
-        entries, given, sizes = self.entries, self._given, fc.chunk_sizes
+        entries, given, read = self.entries, self._given, fc.stored_chunk
         for chunk in chunks:
             first, last = self._first, self._last
             if (first is None or self.variable or type(chunk) is not bytes
                     or len(chunk) < fc.LEN_HEADER):
                 out += self.append(chunk)
                 continue
-            h = sizes(chunk)
+            h = read(chunk)
             size = self.chunksize
             if (h.cbytes != len(chunk) or h.nbytes != size or last.nbytes != size
                     or h.special in _SPECIAL_OFFSET_CODES or h.vl_blocks != self._vl_blocks):
@@ -365,13 +365,13 @@ def _check_recorded(clevel: int, splitmode: str) -> None:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
 
 
-def _chunk_view(k: int, chunk) -> tuple[Any, fc.ChunkSizes]:
+def _chunk_view(k: int, chunk) -> tuple[Any, fc.StoredChunk]:
     """Chunk ``k``'s bytes (not copied) and sizes; ValueError for a chunk
     whose length is not the one its header says."""
     v = chunk if isinstance(chunk, bytes) else memoryview(chunk).cast("B")
     if len(v) < fc.LEN_HEADER:
         raise ValueError(f"chunk {k}: {len(v)} bytes, a chunk has at least {fc.LEN_HEADER}")
-    h = fc.chunk_sizes(v)
+    h = fc.stored_chunk(v)
     if h.cbytes != len(v) or h.nbytes < 0:
         raise ValueError(f"chunk {k}: {len(v)} bytes where its header says {h.cbytes}")
     return v, h
@@ -392,7 +392,7 @@ def _trailer_body(vlmetalayers: Mapping[str, bytes]) -> bytes:
     return ff.TrailerHead.build(dict(version=1)) + _section(items, ff.LEN_TRAILER_HEAD, 0)
 
 
-def _header(first: fc.RawHeader | None, last: fc.ChunkSizes | None, *, codec: int,
+def _header(first: fc.RawHeader | None, last: fc.StoredChunk | None, *, codec: int,
             header_len: int, frame_len: int, nbytes: int, cbytes: int, chunksize: int,
             variable: bool, clevel: int, splitmode: str, has_vlmetalayers: bool
             ) -> dict[str, Any]:
