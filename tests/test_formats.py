@@ -438,3 +438,18 @@ def test_stored_chunk_is_the_raw_header_s_fields(raw):
     h = fc.raw_header(raw)
     got = fc.stored_chunk(raw)
     assert got == (h.nbytes, h.cbytes, h.blocksize, h.special, h.vl_blocks)
+
+
+@given(st.binary(min_size=fc.LEN_HEADER, max_size=fc.LEN_EXTENDED + 4), st.booleans(),
+       st.sampled_from([0, 1, 256, 1024]))
+@settings(max_examples=300, deadline=None)
+@example(struct.pack("<BBBBiii", 5, 1, 0x07, 4, 1024, 1024, 33) + bytes(17), False, 1024)
+@example(struct.pack("<BBBBiii", 4, 1, 0x07, 4, 256, 256, 32) + bytes(15) + b"\x01", True, 256)
+def test_plain_chunk_test_agrees_with_stored_chunk(raw, vl, nbytes):
+    """The frame builders' short path takes exactly the chunks the whole
+    read calls plain chunks of the frame's size."""
+    h = fc.raw_header(raw)
+    plain = (len(raw) >= fc.LEN_EXTENDED and h.six_slots
+             and h.nbytes == nbytes and h.cbytes == len(raw) and h.special == 0
+             and h.vl_blocks == vl)
+    assert fc.plain_chunk_test(nbytes, vl)(raw) == (h.cbytes if plain else -1)

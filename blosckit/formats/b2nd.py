@@ -87,16 +87,20 @@ class B2ndView:
     chunk by chunk, ``chunk`` and its decoded length ``chunk_len`` against
     ``padded`` bytes of ``typesize``-byte items."""
     __slots__ = ("fields", "dtype_error", "nchunks", "chunk", "chunk_len", "padded",
-                 "typesize")
+                 "typesize", "_grid")
 
     def __init__(self, fields, dtype_error: UnicodeDecodeError | None = None):
         self.fields, self.dtype_error = fields, dtype_error
         self.nchunks = self.chunk = self.chunk_len = self.padded = self.typesize = None
+        self._grid: list[int] | None = None
 
     @property
     def grid(self) -> list[int]:
-        shape, cshape, _ = _extents(self.fields)
-        return chunk_grid(shape, cshape)
+        """Chunks per dimension (computed once: the rules ask for every chunk)."""
+        if self._grid is None:
+            shape, cshape, _ = _extents(self.fields)
+            self._grid = chunk_grid(shape, cshape)
+        return self._grid
 
 
 @rule("F-b2nd", "error", PATH, "frame.md#b2nd",

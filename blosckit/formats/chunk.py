@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from typing import NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import construct as cs
 from construct import this
@@ -212,6 +212,29 @@ def stored_chunk(buf) -> StoredChunk:
     return _new_sizes((nbytes, cbytes, blocksize,
                        (buf[b2_at] >> _SPECIAL_SHIFT) & _SPECIAL_MASK,
                        b2f2_at is not None and bool(buf[b2f2_at] & F2_VL_BLOCKS)))
+
+
+def plain_chunk_test(nbytes: int, vl_blocks: bool) -> Callable[[Any], int]:
+    """For frame builders: a function giving the ``cbytes`` of a chunk that
+    holds exactly ``nbytes``, is not special, has ``vl_blocks`` as given and
+    a current extended header, all as its header says (-1 for any other
+    chunk: :func:`stored_chunk` then reads it).  It reads no more than that,
+    once per chunk of a frame; tested equal to :func:`stored_chunk`."""
+    unpack, (b2_at, b2f2_at) = _UNPACK_HEADER, _KIND_AT_CURRENT
+    special_bits = _SPECIAL_MASK << _SPECIAL_SHIFT
+    want_vl = F2_VL_BLOCKS if vl_blocks else 0
+    odd = tuple(EXTENDED_LAYOUTS)
+
+    def test(buf) -> int:
+        if len(buf) < LEN_EXTENDED:
+            return -1
+        version, _, flags, _, n, _, cbytes = unpack(buf, 0)
+        if (n != nbytes or cbytes != len(buf) or flags & FLAGS_EXTENDED != FLAGS_EXTENDED
+                or version in odd or buf[b2_at] & special_bits
+                or buf[b2f2_at] & F2_VL_BLOCKS != want_vl):
+            return -1
+        return cbytes
+    return test
 
 
 def extended_layout(version: int) -> Layout:

@@ -24,7 +24,7 @@ flag, frame format version 3).
 from __future__ import annotations
 
 from array import array
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..chunk.encode import compress
 from ..formats import chunk as fc
@@ -238,31 +238,49 @@ class FrameAssembler:
 
     def extend(self, chunks: Iterable) -> list:
         """:meth:`append` each of ``chunks`` after the last; the pieces to
-        store, in order.  A chunk of the frame's size that is neither special
-        nor the first takes a short path (frames of many small chunks are
-        built at the speed of reading their headers)."""
+        store, in order.  Once the frame is fixed-size with a full chunk
+        last, chunks of its size that are not special take a short path
+        (frames of many small chunks build at the speed of reading their
+        headers); any other chunk goes through :meth:`append`."""
         out: list = []
-        entries, given, read = self.entries, self._given, fc.stored_chunk
-        for chunk in chunks:
-            first, last = self._first, self._last
-            if (first is None or self.variable or type(chunk) is not bytes
-                    or len(chunk) < fc.LEN_HEADER):
+        it = iter(chunks)
+        while True:
+            for chunk in it:
                 out += self.append(chunk)
-                continue
-            h = read(chunk)
-            size = self.chunksize
-            if (h.cbytes != len(chunk) or h.nbytes != size or last.nbytes != size
-                    or h.special in _SPECIAL_OFFSET_CODES or h.vl_blocks != self._vl_blocks):
-                out += self.append(chunk)        # checks, and says what is wrong
-                continue
-            entries.append(self.cbytes)
-            given.append(1)
-            self.cbytes += len(chunk)
-            self.nbytes += size
-            self._count += 1
-            self._last = h
-            out.append(chunk)
-        return out
+                if (self._last is not None and not self.variable
+                        and self._last.nbytes == self.chunksize):
+                    break
+            else:
+                return out
+            other = self._take_full_chunks(it, out)
+            if other is None:
+                return out
+            out += self.append(other)
+
+    def _take_full_chunks(self, it: Iterator, out: list) -> Any:
+        """Store chunks of ``it`` while they are plain chunks of the frame's
+        size (bytes or flat memoryviews, sizes as their headers say); return
+        the first other chunk, None at the end."""
+        plain = fc.plain_chunk_test(self.chunksize, self._vl_blocks)
+        put, given, keep = self.entries.append, self._given.append, out.append
+        cbytes, count, last, other = self.cbytes, 0, None, None
+        for chunk in it:
+            n = plain(chunk) if type(chunk) is bytes or _flat_bytes(chunk) else -1
+            if n < 0:
+                other = chunk
+                break
+            put(cbytes)
+            given(1)
+            keep(chunk)
+            cbytes += n
+            count += 1
+            last = chunk
+        self.cbytes = cbytes
+        self.nbytes += count * self.chunksize
+        self._count += count
+        if last is not None:
+            self._last = fc.stored_chunk(last)
+        return other
 
     def _turns_variable(self, k: int, nbytes: int) -> bool:
         """Whether a chunk of ``nbytes`` coming now makes the frame
@@ -363,6 +381,11 @@ def _check_recorded(clevel: int, splitmode: str) -> None:
         raise ValueError(f"unknown splitmode {splitmode!r}")
     if not 0 <= clevel <= 9:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
+
+
+def _flat_bytes(chunk) -> bool:
+    """A memoryview whose length is its byte count (a frame's chunk views)."""
+    return type(chunk) is memoryview and chunk.ndim == 1 and chunk.itemsize == 1
 
 
 def _chunk_view(k: int, chunk) -> tuple[Any, fc.StoredChunk]:

@@ -38,6 +38,8 @@ __all__ = ["Frame", "open_frame", "read_header", "read_metalayers", "FrameView",
 _OFFSET = ff.FAST_OFFSET
 _LEN_ENTRY = ff.LEN_OFFSET                     # one index entry
 _LEN_CHUNK_HEADER = _chunk_rules.LEN_HEADER
+_CHUNK_HEADER = _chunk_rules.FAST_HEADER.unpack_from
+_CHUNK_CBYTES = _chunk_rules.HEADER["cbytes"].index
 _DECODE_GROUP = 32 << 20     # bytes of output per native decode call
 
 
@@ -408,10 +410,13 @@ class Frame:
             return e, data
         sink.run(ff.LOCATION_RULES, e, self.buffer)
         e.start = start = e.header_len + e.entry
-        try:
-            e.cbytes = _chunk.chunk_sizes(self.buffer[start:start + _LEN_CHUNK_HEADER])[1]
-        except FormatError as err:
-            raise _relocated(err, start, e.chunk_path) from None
+        if start + _LEN_CHUNK_HEADER <= len(self.buffer):
+            e.cbytes = _CHUNK_HEADER(self.buffer, start)[_CHUNK_CBYTES]
+        else:        # the chunk's own rules say what is missing
+            try:
+                e.cbytes = _chunk.chunk_sizes(self.buffer[start:start + _LEN_CHUNK_HEADER])[1]
+            except FormatError as err:
+                raise _relocated(err, start, e.chunk_path) from None
         sink.run(ff.CHUNK_RULES, e, self.buffer)
         return e, self.buffer[start:start + e.cbytes]
 
