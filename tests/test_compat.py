@@ -175,7 +175,8 @@ def test_varchunks_frame():
     3): each chunk a 50-byte unit tiled to its size."""
     blosc2 = oracle("blosc2")
     blob = _load(COMPAT, "varchunks-lz4-3.0.0.b2frame")
-    assert blosckit.validate(blob) == []
+    # valid; the one warning is C-Blosc2's slice reader on variable sizes
+    assert [(p.severity, p.rule) for p in blosckit.validate(blob)] == [("warning", "V22")]
     f = blosckit.open_frame(blob)
     theirs = blosc2.schunk_from_cframe(blob, copy=True)
     assert (f.nchunks, f.chunksize, theirs.chunksize) == (5, 0, 0)
@@ -192,7 +193,9 @@ def test_vlblocks_frames(name):
     times, the blocks as python-blosc2 splits them."""
     blosc2 = oracle("blosc2")
     blob = _load(COMPAT, name)
-    assert blosckit.validate(blob) == []
+    variable = blosckit.open_frame(blob).chunksize == 0
+    assert [(p.severity, p.rule) for p in blosckit.validate(blob)] == \
+        ([("warning", "V22")] if variable else [])
     f = blosckit.open_frame(blob)
     theirs = blosc2.schunk_from_cframe(blob, copy=True)
     assert f.nchunks == theirs.nchunks == len(VL_FRAMES[name])

@@ -3,7 +3,10 @@ hdf5plugin) is valid; damaged frames give errors with frame offsets and
 paths exactly when the reader refuses them, and validate never raises."""
 from __future__ import annotations
 
+import signal
 import struct
+import subprocess
+import sys
 
 import pytest
 
@@ -423,3 +426,60 @@ def test_older_header_layouts_are_v18_for_c_blosc2():
         assert v.b2_ok == (layout == 14)
         assert got == ([] if layout == 14 else
                        [("warning", "V18", 0, "frame.header.fixarray")]), layout
+
+
+@pytest.mark.parametrize("delta", [-4, 4, -1000])
+def test_variable_size_chunks_must_add_up_to_nbytes(delta):
+    """Held-out fuzzing finding: a python-blosc2 variable-size frame (append_data
+    of 1000, 500 and 1000 int32) whose header nbytes is changed.  C-Blosc2
+    refuses it; blosckit returned the chunks' bytes for another nbytes and
+    validate said nothing.  Now F-nbytes, at the header's nbytes."""
+    blosc2 = oracle("blosc2")
+    sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4))
+    sc.append_data(np.arange(1000, dtype="<i4"))
+    sc.append_data(np.arange(500, dtype="<i4"))
+    sc.append_data(np.arange(1000, dtype="<i4"))
+    frame = bytearray(sc.to_cframe())
+    f = blosckit.open_frame(bytes(frame))
+    assert f.chunksize == 0 and f.nbytes == 10000
+    assert [(p.severity, p.rule) for p in blosckit.validate(bytes(frame))] == \
+        [("warning", "V22")]
+    at = blosckit.formats.frame.HEADER.offset("nbytes")
+    frame[at:at + 8] = struct.pack(">q", 10000 + delta)
+    blob = bytes(frame)
+    verdict, = oracle_verdicts([blob], kind="frame")
+    assert not verdict.b2_ok                       # C-Blosc2 refuses it too
+    problems = [p for p in blosckit.validate(blob) if p.severity == "error"]
+    assert [(p.rule, p.offset, p.path) for p in problems] == \
+        [("F-nbytes", at, "frame.header.nbytes")], problems
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.open_frame(blob).decompress()
+    assert (e.value.rule, e.value.offset) == ("F-nbytes", at)
+
+
+_SLICE_ALL = """
+import sys, blosc2
+print(len(blosc2.schunk_from_cframe(bytes.fromhex(sys.argv[1]))[:]))
+"""
+
+
+def test_variable_size_frames_warn_of_the_slice_reader_crash():
+    """V22: python-blosc2's own variable-size frame reads chunk by chunk, but
+    schunk[:] dies with SIGFPE in C-Blosc2's slice reader (asked in a child
+    process); validate warns at the header's chunksize."""
+    blosc2 = oracle("blosc2")
+    sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4))
+    for n in (1000, 500, 1000):
+        sc.append_data(np.arange(n, dtype="<i4"))
+    frame = bytes(sc.to_cframe())
+    child = subprocess.run([sys.executable, "-c", _SLICE_ALL, frame.hex()],
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == -signal.SIGFPE, child
+    at = blosckit.formats.frame.HEADER.offset("chunksize")
+    assert [(p.severity, p.rule, p.offset, p.path) for p in blosckit.validate(frame)] == \
+        [("warning", "V22", at, "frame.header.chunksize")]
+    assert blosckit.open_frame(frame).decompress() == b"".join(
+        bytes(sc.decompress_chunk(i)) for i in range(3))
+    fixed = bytes(blosc2.SChunk(chunksize=4000, data=np.arange(2500, dtype="<i4"),
+                                cparams=blosc2.CParams(typesize=4)).to_cframe())
+    assert blosckit.validate(fixed) == []

@@ -837,6 +837,28 @@ def chunk_fits_frame(v, src, sink):
 CHUNK_RULES = (chunk_fits_frame,)
 
 
+class TotalView(NamedTuple):
+    """A frame of variable-size chunks once every chunk is read: its header
+    ``layout``, the header's ``nbytes`` and the chunks' sizes added up
+    (``total``, bytes)."""
+    layout: int
+    nbytes: int
+    total: int
+
+
+@rule("F-nbytes", "error", _F + "nbytes", "frame.md#rules",
+      "in a frame of variable-size chunks, the chunks' sizes add up to the header's nbytes")
+def chunks_add_up(v, src, sink):
+    # a fixed-size frame counts its chunks from nbytes (F-chunk checks each);
+    # a variable-size one has nothing else tying nbytes to its chunks
+    if v.total != v.nbytes:
+        sink(f"the chunks hold {v.total} bytes, the header says {v.nbytes}",
+             FLAT_HEADERS[v.layout].offset("nbytes"))
+
+
+TOTAL_RULES = (chunks_add_up,)
+
+
 def marked_field(con: cs.Struct, name: str, marker_name: str | None = None
                  ) -> tuple[int, int, struct.Struct]:
     """``(offset of the marker, marker byte, struct of the value)`` of the

@@ -420,6 +420,17 @@ class Frame:
         sink.run(ff.CHUNK_RULES, e, self.buffer)
         return e, self.buffer[start:start + e.cbytes]
 
+    @property
+    def variable_size(self) -> bool:
+        """The chunks vary in size (chunksize 0): the offsets index counts them."""
+        return self.chunksize == 0 and self.nbytes > 0
+
+    def check_total(self, total: int, sink: Sink | None = None) -> None:
+        """F-nbytes: the chunks of a variable-size frame hold ``total``
+        bytes, the header's nbytes."""
+        view = ff.TotalView(self.fields.layout, self.nbytes, total)
+        (sink or RaiseFirst()).run(ff.TOTAL_RULES, view, self.buffer)
+
     def check_nbytes(self, e: ff.EntryView, nbytes: int, sink: Sink | None = None) -> None:
         """F-chunk: the chunk of entry ``e`` holds ``nbytes`` bytes, the
         frame's chunk size (the last chunk may hold fewer)."""
@@ -472,7 +483,10 @@ class Frame:
                                       "frame.header.nbytes")
         n, size, batch = self.nchunks, self.chunksize, self.native_batch()
         if batch is None:
-            return b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(n))
+            out = b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(n))
+            if self.variable_size:
+                self.check_total(len(out))
+            return out
         section, last, table = batch
         # One native call per group of chunks; groups bound what a lying
         # header makes us allocate before the first chunk is found wrong.

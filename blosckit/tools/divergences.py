@@ -318,6 +318,14 @@ def _older_layout(frame) -> list[tuple[int, str]]:
     return [] if frame.layout == 14 else [(0, "frame.header.fixarray")]
 
 
+def _variable_size(frame) -> list[tuple[int, str]]:
+    # C-Blosc2's slice reader (schunk[:], NDArray[...]) divides by the chunk
+    # size; chunk by chunk reading works
+    if not frame.variable_size:
+        return []
+    return [(ff.FLAT_HEADERS[frame.layout].offset("chunksize"), "frame.header.chunksize")]
+
+
 def _b2nd_not_msgpack(frame) -> list[tuple[int, str]]:
     # python-blosc2 msgpack-decodes metalayers; C-Blosc2 reads b2nd by
     # position and writes 0x90 + ndim as a byte (0xa0, a str marker, for 16)
@@ -413,6 +421,9 @@ DIVERGENCES: tuple[Divergence, ...] = (
                _b2nd_dtype_refused, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
     Divergence("V18", "frame header of an older layout (11, 12 or 13 elements)", "frame",
                _older_layout),
+    Divergence("V22", "frame of variable-size chunks (chunksize 0): C-Blosc2's slice "
+               "reader (python-blosc2's schunk[:]) dies dividing by the chunk size", "frame",
+               _variable_size),
     Divergence("L1", "version-1 chunk (C-Blosc 1.21 reads version 2 only)", "reader",
                _blosc1_version1, c_blosc2=C_BLOSC1_SEEN, library="C-Blosc 1.x"),
     Divergence("L2", "versionlz other than 1", "reader", _blosc1_versionlz,

@@ -78,12 +78,18 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
     # reading the array does (after the chunk's own checks)
     array = b is not None and not _errors(out) and math.prod(b.shape) > 0
     checked = set(todo) if array else ()
+    total: int | None = 0           # the chunks' sizes added up, None once one is unknown
     for i in (range(f.nchunks) if array else todo):
         problems, nbytes = _check_frame_chunk(f, i, deep) if not array or i in checked \
             else ([], None)
         out += problems
         if array and not _errors(problems):
             out += b.chunk_problems(i, f.chunk_nbytes(i) if nbytes is None else nbytes)
+        total = None if total is None or nbytes is None else total + nbytes
+    if f.variable_size and total is not None and not _errors(out):
+        sink = Collect()
+        f.check_total(total, sink)
+        out += sink.problems
     return out
 
 
