@@ -114,7 +114,7 @@ def _salvaged(blob: bytes) -> tuple | None:
 def _reads_no_array(want: tuple | None) -> bool:
     """The fault is the b2nd metalayer's: the inspector and salvage read no
     array (and salvage keeps metalayer values as bytes)."""
-    return want is not None and (want[0] in ("F-b2nd", "F-b2nd-shape"))
+    return want is not None and (want[0] in ("F-b2nd", "F-b2nd-shape", "F-b2nd-dtype"))
 
 
 def _compare_frame(label: str, blob: bytes, wrong: list) -> None:

@@ -146,7 +146,8 @@ def test_rule_paths_have_offsets_or_are_indexed():
             "chunk", "chunk.bstarts", "chunk.dict.dsize", "chunk.dict.dict", "npy.header",
             "frame.metalayers", "frame.trailer", "frame.offsets", "frame.trailer.version",
             "frame.trailer.fingerprint_type",
-            "frame.metalayers['b2nd']", "frame.metalayers['b2nd'].shape"), r
+            "frame.metalayers['b2nd']", "frame.metalayers['b2nd'].shape",
+            "frame.metalayers['b2nd'].dtype.dtype"), r
 
 
 def test_rules_are_functions_beside_their_declarations():

@@ -103,9 +103,8 @@ def _compress_b2nd(data: memoryview, header: dict | None, typesize: int | None,
     if header.get("fortran_order"):
         raise UsageError(f"{args.input} is in Fortran order; b2nd arrays are C order "
                          "(save it with numpy.ascontiguousarray)")
-    descr = header["descr"]
-    if not isinstance(descr, str):
-        descr = f"|V{typesize}"          # a record type: b2nd stores its items as such
+    # a record type keeps its fields, written out as python-blosc2 writes them
+    descr = npy.b2nd_dtype(header["descr"])
     shape = tuple(header.get("shape", ()))
     chunks, blocks = _b2nd_shapes(shape, typesize, args)
     out = b2nd.compress_b2nd(data, shape=shape, dtype=descr, typesize=typesize,

@@ -3,8 +3,10 @@ b2nd frame to a .npy file."""
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import sys
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from ..chunk.read import decompress
 from ..errors import FormatError
@@ -31,31 +33,46 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _decompress(src: Source, args: argparse.Namespace) -> int:
-    """Write the decoded ``src`` to OUT; returns the bytes written."""
+    """Write the decoded ``src`` to OUT; returns the bytes written.  Frames
+    are written piece by piece as they decode (memory holds one piece),
+    the same way on a terminal as in a pipe: progress is display only."""
     if src.kind == "chunk":
         return write_output(args.output, [decompress(src.data, nthreads=args.nthreads)])
     with open_frame(src.target) as f:
         if args.output.endswith(NPY_SUFFIX):
             return _write_npy(f, args)
+        if not args.stored and f.b2nd is not None:
+            # an array's items in C order, a row of chunks at a time
+            note = Progress(f"decompressing {args.input}", _array_nbytes(f))
+            return write_output(args.output, _advancing(f.b2nd.iter_read(), note))
         note = Progress(f"decompressing {args.input}", f.nbytes)
-        if not note.on:            # no progress to show: the batched native decoder
-            return write_output(args.output, [f.decompress(nthreads=args.nthreads)])
-        return write_output(args.output, _chunk_by_chunk(f, args.nthreads, note))
+        return write_output(args.output,
+                            _advancing(f.iter_decompress(nthreads=args.nthreads), note))
+
+
+def _array_nbytes(f: Frame) -> int:
+    assert f.b2nd is not None
+    return math.prod(f.b2nd.shape) * f.typesize
 
 
 def _write_npy(f: Frame, args: argparse.Namespace) -> int:
-    """The array of the b2nd frame ``f`` as a NumPy file."""
+    """The array of the b2nd frame ``f`` as a NumPy file, a row of chunks at
+    a time."""
     if f.b2nd is None:
         raise UsageError(f"{args.input} is not a b2nd (NDArray) frame: .npy output "
                          "needs its shape and dtype; write raw bytes instead")
     b = f.b2nd
-    return write_output(args.output, [npy.write_header(b.dtype, b.shape), b.read()])
+    note = Progress(f"decompressing {args.input}", _array_nbytes(f))
+    header = npy.write_header(npy.npy_descr(b.dtype), b.shape)
+    return write_output(args.output, itertools.chain([header],
+                                                     _advancing(b.iter_read(), note)))
 
 
-def _chunk_by_chunk(f: Frame, nthreads: int, note: Progress) -> Iterator[bytes]:
-    """The decoded chunks of ``f`` in turn, advancing ``note``."""
-    for i in range(f.nchunks):
-        data = f.decompress_chunk(i, nthreads=nthreads)
-        note.advance(len(data))
-        yield data
-    note.close()
+def _advancing(pieces: Iterable[bytes | bytearray], note: Progress) -> Iterator[bytes | bytearray]:
+    """``pieces`` passed on, advancing ``note``; the line is cleared at the end."""
+    try:
+        for piece in pieces:
+            note.advance(len(piece))
+            yield piece
+    finally:
+        note.close()

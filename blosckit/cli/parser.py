@@ -144,8 +144,12 @@ def _decompress(add: AddCommand) -> None:
     s = add("decompress", "decode a chunk or a frame (detected) to raw bytes, or .npy "
                           "for a b2nd frame")
     s.add_argument("input", metavar="IN")
-    s.add_argument("output", metavar="OUT", help="raw bytes; a name ending in .npy writes a "
+    s.add_argument("output", metavar="OUT", help="raw bytes (a b2nd frame's items in C "
+                                                 "order); a name ending in .npy writes a "
                                                  "NumPy file (b2nd frames)")
+    s.add_argument("--stored", action="store_true",
+                   help="a b2nd frame's chunks as stored (chunk order, padded to whole "
+                        "blocks), not its items in C order")
     _force(s)
     _offset(s)
     _nthreads(s)

@@ -85,13 +85,15 @@ class B2ndView:
     ``dtype_error`` the UnicodeDecodeError of a dtype string that is not
     UTF-8.  Reading the array adds the frame's chunk count ``nchunks`` and,
     chunk by chunk, ``chunk`` and its decoded length ``chunk_len`` against
-    ``padded`` bytes of ``typesize``-byte items."""
+    ``padded`` bytes of ``typesize``-byte items; sizing the dtype adds its
+    ``itemsize`` (against ``typesize``)."""
     __slots__ = ("fields", "dtype_error", "nchunks", "chunk", "chunk_len", "padded",
-                 "typesize", "_grid")
+                 "typesize", "itemsize", "_grid")
 
     def __init__(self, fields, dtype_error: UnicodeDecodeError | None = None):
         self.fields, self.dtype_error = fields, dtype_error
         self.nchunks = self.chunk = self.chunk_len = self.padded = self.typesize = None
+        self.itemsize: int | None = None
         self._grid: list[int] | None = None
 
     @property
@@ -160,6 +162,21 @@ def extents_agree(v, src, sink):
 # chunk when the array is read.
 META_RULES = (value_readable, extents_agree)
 ARRAY_RULES = (value_readable,)
+
+
+@rule("F-b2nd-dtype", "error", PATH + ".dtype.dtype", "frame.md#b2nd",
+      "the dtype's items are as wide as the frame's typesize")
+def dtype_fits_typesize(v, src, sink):
+    # C-Blosc2 keeps the dtype as an opaque string; NumPy readers then cut
+    # the chunks' bytes into items of the wrong width
+    m = v.fields
+    if m is not None and v.itemsize is not None and v.itemsize != v.typesize:
+        sink(f"the dtype's items are {v.itemsize} bytes, the frame's typesize is "
+             f"{v.typesize}", extent_offset(m.ndim, "dtype", 0), f"{LOCAL}.dtype.dtype")
+
+
+# Once the dtype is sized (NumPy, or the simple type strings without it).
+DTYPE_RULES = (dtype_fits_typesize,)
 
 
 def array_marker(ndim: int) -> int:

@@ -95,6 +95,8 @@ def itemsize(descr) -> int:
         numpy = None  # type: ignore[assignment]
     if numpy is not None:
         try:
+            if isinstance(descr, str):
+                descr = npy_descr(descr)
             dtype = numpy.dtype(descr if isinstance(descr, str) else [tuple(f) for f in descr])
         except TypeError as e:
             raise ValueError(f"not a NumPy type: {descr!r}") from e
@@ -108,9 +110,32 @@ def itemsize(descr) -> int:
     return int(m.group(2)) * (4 if m.group(1) == "U" else 1)
 
 
-def write_header(descr: str, shape: tuple[int, ...]) -> bytes:
-    """A version 1.0 .npy header for a C-order array of ``descr`` items and
-    ``shape``, padded (spaces, then a newline) so the data starts at a
+def b2nd_dtype(descr) -> str:
+    """The dtype string a ``b2nd`` metalayer holds for a .npy ``descr``, as
+    python-blosc2 writes it: a simple type's string (``"<f8"``), or a
+    record type's field list written out (``"[('x', '<i4'), ('y', '<f8')]"``)."""
+    return descr if isinstance(descr, str) else str([tuple(f) for f in descr])
+
+
+def npy_descr(dtype: str):
+    """The .npy ``descr`` of a ``b2nd`` dtype string (the inverse of
+    :func:`b2nd_dtype`): a record type's field list as a list, any other
+    string as it is.  C-Blosc2 hands the string on as a C string, so it
+    ends at a NUL byte."""
+    text = dtype.split("\0", 1)[0]
+    if text.startswith("["):
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return text
+        if isinstance(value, list):
+            return value
+    return text
+
+
+def write_header(descr, shape: tuple[int, ...]) -> bytes:
+    """A version 1.0 .npy header for a C-order array of ``descr`` items (a
+    type string, or a record type's field list) and ``shape``, padded (spaces, then a newline) so the data starts at a
     multiple of 64 bytes, as NumPy writes it."""
     # a Python tuple's repr is the form NumPy writes: (3, 4), (5,), ()
     text = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {tuple(shape)!r}, }}"

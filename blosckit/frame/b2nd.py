@@ -9,6 +9,7 @@ writing walk the same byte runs (:func:`_runs`), in opposite directions.
 from __future__ import annotations
 
 import math
+import operator
 from array import array as array_
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
@@ -20,6 +21,11 @@ from ..formats import npy
 from ..formats.chunk import check_output_cap
 from ..formats.rules import Collect, RaiseFirst
 from .build import build_frame
+
+try:
+    import numpy as _np
+except ImportError:          # NumPy is optional: array() and indexing need it
+    _np = None
 
 if TYPE_CHECKING:
     from .read import Frame
@@ -88,24 +94,142 @@ class B2nd:
         chunk count, or a chunk's size with the item size: the output is
         allocated only once the first chunk has shown the item size real;
         (T-max-nbytes) when the array holds more than ``max_nbytes`` bytes."""
+        return b"".join(bytes(s) for s in self.iter_read(max_nbytes=max_nbytes, slabs=False))
+
+    def iter_read(self, *, max_nbytes: int | None = None, slabs: bool = True
+                  ) -> Iterator[bytearray]:
+        """:meth:`read` in pieces: with ``slabs``, one piece per row of chunks
+        along the first dimension (``chunkshape[0]`` rows of the array, in C
+        order), so memory holds one row of chunks however large the array;
+        without, the whole array in one piece."""
         f = self._frame
         ts = f.typesize
         total = math.prod(self.shape)
         check_output_cap(total * ts, max_nbytes, self.offset, f"{self.path}.shape")
         if total == 0:
-            return b""
+            return
         self.view.nchunks = f.nchunks
         self._check(fb.ARRAY_RULES)
+        itemsize = self._itemsize()
+        if itemsize is not None:
+            self._check_itemsize(itemsize, RaiseFirst())
         padded = fb.padded_items(self.chunkshape, self.blockshape) * ts
-        out: bytearray | None = None
-        layout = _Layout(self.shape, self.chunkshape, self.blockshape, ts)
-        for ci, corner in enumerate(_grid(self.grid)):
+        grid = self.grid
+        if not slabs or not self.shape:
+            bands = [(0, math.prod(grid), self.shape)]
+        else:
+            rows, per = self.chunkshape[0], math.prod(grid[1:])
+            bands = [(k * per, per, (min(rows, self.shape[0] - k * rows), *self.shape[1:]))
+                     for k in range(grid[0])]
+        layouts: dict[tuple[int, ...], _Layout] = {}
+        sub = [1, *grid[1:]] if self.shape and slabs else grid
+        for first, count, shape in bands:
+            layout = layouts.get(shape)
+            if layout is None:
+                layout = layouts[shape] = _Layout(shape, self.chunkshape, self.blockshape, ts)
+            out: bytearray | None = None
+            for k, corner in enumerate(_grid(sub)):
+                ci = first + k
+                data = f.decompress_chunk(ci)
+                self._check_chunk(ci, len(data), padded, ts)
+                if out is None:         # once a chunk has shown the sizes real
+                    out = bytearray(math.prod(shape) * ts)
+                layout.copy(corner, data, out, to_chunk=False)
+            assert out is not None
+            yield out
+
+    def numpy_dtype(self):
+        """The stored dtype as a ``numpy.dtype`` (record types with their
+        fields, read as python-blosc2 reads them); NumPy needed."""
+        return numpy().dtype(npy.npy_descr(self.dtype))
+
+    def array(self, *, max_nbytes: int | None = None):
+        """The whole array as a ``numpy.ndarray`` of the stored dtype (NumPy
+        needed); FormatError (F-b2nd-dtype) when the dtype's item size is
+        not the frame's typesize, and as :meth:`read`."""
+        dtype = self._array_dtype()
+        out = numpy().empty(self.shape, dtype)
+        flat = memoryview(out).cast("B") if out.size else memoryview(b"")
+        at = 0
+        for piece in self.iter_read(max_nbytes=max_nbytes, slabs=False):
+            flat[at:at + len(piece)] = piece
+            at += len(piece)
+        return out
+
+    def __getitem__(self, key):
+        """The region ``key`` (NumPy basic indexing: integers, slices with
+        any step, ``...``) as a ``numpy.ndarray`` of the stored dtype;
+        only the chunks the region touches are decoded.  IndexError for an
+        index out of range or too many of them, as NumPy."""
+        np = numpy()
+        dtype = self._array_dtype()
+        ranges, drop = _region(key, self.shape)
+        lo = [min(r) if len(r) else 0 for r in ranges]
+        hi = [max(r) + 1 if len(r) else 0 for r in ranges]
+        box = np.zeros([h - l for l, h in zip(lo, hi)], dtype)
+        if box.size:
+            self._fill_box(box, lo, hi, dtype)
+        # the box spans each range's first to last index: its steps remain
+        picked = box[tuple(0 if d in drop else slice(None, None, r.step)
+                           for d, r in enumerate(ranges))]
+        return picked.copy() if any(abs(r.step) > 1 for r in ranges) else picked
+
+    def _array_dtype(self):
+        """The NumPy dtype, checked against the typesize (F-b2nd-dtype)."""
+        dtype = self.numpy_dtype()
+        self._check_itemsize(dtype.itemsize, RaiseFirst())
+        return dtype
+
+    def _check_itemsize(self, itemsize: int, sink) -> None:
+        v = self.view
+        v.itemsize, v.typesize = itemsize, self._frame.typesize
+        try:
+            if isinstance(sink, RaiseFirst):
+                self._check(fb.DTYPE_RULES)
+            else:
+                sink.run(fb.DTYPE_RULES, v, b"")
+        finally:
+            v.itemsize = v.typesize = None
+
+    def _itemsize(self) -> int | None:
+        """The dtype's item size where it can be told (NumPy, or a simple
+        type string without it), else None."""
+        try:
+            return npy.itemsize(npy.npy_descr(self.dtype))
+        except (ValueError, FormatError):
+            return None
+
+    def dtype_problems(self) -> list[Problem]:
+        """F-b2nd-dtype (for the validator), as reading the array checks it."""
+        itemsize = self._itemsize()
+        if itemsize is None:
+            return []                   # not sized here: nothing to compare
+        sink = Collect()
+        self._check_itemsize(itemsize, sink)
+        return [p.relocated(self.offset, self.path) for p in sink.problems]
+
+    def _fill_box(self, box, lo: Sequence[int], hi: Sequence[int], dtype) -> None:
+        """Copy the items of the box ``lo``..``hi`` (per dimension) from the
+        chunks that hold them."""
+        f = self._frame
+        ts = f.typesize
+        padded = fb.padded_items(self.chunkshape, self.blockshape) * ts
+        self.view.nchunks = f.nchunks
+        self._check(fb.ARRAY_RULES)
+        first = [l // c for l, c in zip(lo, self.chunkshape)]
+        last = [(h - 1) // c for h, c in zip(hi, self.chunkshape)]
+        strides = _strides(self.grid)
+        for corner in _grid([b - a + 1 for a, b in zip(first, last)]):
+            k = [a + c for a, c in zip(first, corner)]
+            ci = sum(x * s for x, s in zip(k, strides))
             data = f.decompress_chunk(ci)
             self._check_chunk(ci, len(data), padded, ts)
-            if out is None:
-                out = bytearray(total * ts)
-            layout.copy(corner, data, out, to_chunk=False)
-        return bytes(out or b"")
+            chunk = _chunk_items(data, self.chunkshape, self.blockshape, dtype)
+            origin = [x * c for x, c in zip(k, self.chunkshape)]
+            a = [max(l, o) for l, o in zip(lo, origin)]
+            b = [min(h, o + c) for h, o, c in zip(hi, origin, self.chunkshape)]
+            box[tuple(slice(x - l, y - l) for x, y, l in zip(a, b, lo))] = \
+                chunk[tuple(slice(x - o, y - o) for x, y, o in zip(a, b, origin))]
 
     def _check_chunk(self, ci: int, length: int, padded: int, typesize: int,
                      sink: Collect | None = None) -> None:
@@ -129,6 +253,57 @@ class B2nd:
         self._check_chunk(ci, length, fb.padded_items(self.chunkshape, self.blockshape) * ts,
                           ts, sink)
         return [p.relocated(self.offset, self.path) for p in sink.problems]
+
+
+def _chunk_items(data, cshape: Sequence[int], bshape: Sequence[int], dtype):
+    """A decoded chunk as a NumPy array over its padded chunk extents: the
+    blocks, stored one after another, put back in their places."""
+    np = numpy()
+    nd = len(cshape)
+    items = np.frombuffer(data, dtype)
+    if nd == 0:
+        return items.reshape(())
+    nblocks = [-(-c // b) if b else 0 for c, b in zip(cshape, bshape)]
+    blocks = items.reshape([*nblocks, *bshape])
+    order = [x for d in range(nd) for x in (d, nd + d)]
+    return blocks.transpose(order).reshape([n * b for n, b in zip(nblocks, bshape)])
+
+
+def _region(key, shape: Sequence[int]) -> tuple[list[range], set[int]]:
+    """NumPy basic indexing ``key`` over ``shape``: the indexes taken along
+    each dimension, and the dimensions an integer drops."""
+    key = key if isinstance(key, tuple) else (key,)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if Ellipsis in [k for k in key if k is Ellipsis]:
+        at = next(i for i, k in enumerate(key) if k is Ellipsis)
+        key = key[:at] + (slice(None),) * (len(shape) - len(key) + 1) + key[at + 1:]
+    if len(key) > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {len(key)} were indexed")
+    key = key + (slice(None),) * (len(shape) - len(key))
+    ranges, drop = [], set()
+    for d, (k, n) in enumerate(zip(key, shape)):
+        if isinstance(k, slice):
+            ranges.append(range(*k.indices(n)))
+            continue
+        try:
+            i = operator.index(k)
+        except TypeError:
+            raise IndexError("only integers, slices and ellipsis ('...') are valid "
+                             f"indices, got {k!r}") from None
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
+        ranges.append(range(i % n, i % n + 1))
+        drop.add(d)
+    return ranges, drop
+
+
+def numpy():
+    """NumPy, which :meth:`B2nd.array` and indexing need."""
+    if _np is None:
+        raise ImportError("B2nd.array() and B2nd[...] need NumPy: pip install numpy")
+    return _np
 
 
 def _grid(counts: Sequence[int]) -> Iterator[tuple[int, ...]]:
@@ -232,8 +407,8 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
     """An n-dimensional array as a b2nd frame (what python-blosc2 opens as an
     NDArray).
 
-    ``src``: the items in C order, a NumPy array (``shape``, ``dtype`` and
-    ``typesize`` default to its own) or any bytes-like with ``shape`` and
+    ``src``: the items in C order, a NumPy array of any memory order
+    (``shape``, ``dtype`` and ``typesize`` default to its own) or any bytes-like with ``shape`` and
     ``dtype`` (a NumPy type string such as ``"<f8"``) given.  ``chunkshape``
     and ``blockshape`` are in items per dimension; each chunk is stored
     padded with zeros up to whole blocks, and blocks of
@@ -248,6 +423,9 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
             raise ValueError("dtype is needed for a source that is not a NumPy array")
     if typesize is None:
         typesize = npy.itemsize(dtype)
+    if not view.c_contiguous:
+        # Fortran-order or strided: the items in C order, as the array means them
+        view = memoryview(view.tobytes())
     if view.nbytes == 0:
         data = memoryview(b"")          # a view with a 0 extent cannot be cast
     else:
@@ -262,8 +440,13 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
                        blocksize=bsize, nthreads=nthreads)
               for c in chunk_data(data, shape, chunkshape, blockshape, typesize)]
     padded = fb.padded_items(chunkshape, blockshape) * typesize
+    # an array without items has no chunk: the header takes the parameters
+    # from an empty one, as python-blosc2's context gives them
+    empty = None if chunks else compress(b"", typesize=typesize, codec=codec, clevel=clevel,
+                                         filters=filters)
     return build_frame(chunks, metalayers={"b2nd": meta, **(metalayers or {})},
-                       vlmetalayers=vlmetalayers, chunksize=padded, clevel=clevel)
+                       vlmetalayers=vlmetalayers, chunksize=padded, clevel=clevel,
+                       empty_chunk=empty)
 
 
 def b2nd_meta(shape: Sequence[int], chunkshape: Sequence[int], blockshape: Sequence[int],

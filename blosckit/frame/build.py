@@ -120,7 +120,8 @@ def _pipeline(h: fc.RawHeader | None) -> dict:
 
 def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = None,
                 vlmetalayers: Mapping[str, bytes] | None = None, chunksize: int | None = None,
-                clevel: int = 5, splitmode: str = "auto", layout: int = 14) -> bytes:
+                clevel: int = 5, splitmode: str = "auto", layout: int = 14,
+                empty_chunk=None) -> bytes:
     """A current-version contiguous frame holding ``chunks`` (compressed
     Blosc chunks, bytes-like) in order.
 
@@ -142,12 +143,16 @@ def build_frame(chunks: Iterable, *, metalayers: Mapping[str, bytes] | None = No
     those C-Blosc2 wrote then (13: frame version 1, 2.0.0-beta.2 to Jan
     2021; 12 with metalayers, 11 without: 2.0.0-beta.1; specs/frame.md,
     "Older layouts"), the chunks and the trailer today's.  Their codec
-    nibble holds ids 0..5 only (no udcodec byte).
+    nibble holds ids 0..5 only (no udcodec byte).  ``empty_chunk``: for a
+    frame without chunks, a chunk (an empty one) whose typesize, codec and
+    filters the header takes, as C-Blosc2 takes its context's (default:
+    typesize 1, blosclz, no filter).
     """
     frame = FrameAssembler(metalayers=metalayers, chunksize=chunksize, clevel=clevel,
                            splitmode=splitmode, layout=layout)
     body = frame.extend(chunks)
-    fixed, tail = frame.finish(vlmetalayers)
+    empty = None if empty_chunk is None else fc.raw_header(_chunk_view(0, empty_chunk)[0])
+    fixed, tail = frame.finish(vlmetalayers, empty)
     return b"".join([fixed, frame.meta_section, *body, *tail])
 
 

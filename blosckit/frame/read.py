@@ -479,18 +479,30 @@ class Frame:
         ``schunk[:]`` returns).  ``max_nbytes`` caps the output: a frame
         whose ``nbytes`` is above it raises FormatError (T-max-nbytes) before
         anything is allocated (special chunks stand for data of any size)."""
+        return b"".join(self.iter_decompress(nthreads=nthreads, max_nbytes=max_nbytes))
+
+    def iter_decompress(self, *, nthreads: int = 1, max_nbytes: int | None = None
+                        ) -> Iterator[bytes | bytearray]:
+        """The data of :meth:`decompress` in pieces of whole chunks, at most
+        about 32 MiB each (one chunk when chunks are larger): memory holds
+        one piece, whatever the frame's size.  Errors as :meth:`decompress`,
+        raised when the piece that holds them is reached."""
         _chunk_rules.check_output_cap(self.nbytes, max_nbytes, OFFSETS["frame.header.nbytes"],
                                       "frame.header.nbytes")
         n, size, batch = self.nchunks, self.chunksize, self.native_batch()
         if batch is None:
-            out = b"".join(self.decompress_chunk(i, nthreads=nthreads) for i in range(n))
+            total = 0
+            for i in range(n):
+                data = self.decompress_chunk(i, nthreads=nthreads)
+                total += len(data)
+                yield data
             if self.variable_size:
-                self.check_total(len(out))
-            return out
+                self.check_total(total)
+            return
         section, last, table = batch
         # One native call per group of chunks; groups bound what a lying
         # header makes us allocate before the first chunk is found wrong.
-        raw, per, parts = self.entries.raw, max(1, _DECODE_GROUP // size), []
+        raw, per = self.entries.raw, max(1, _DECODE_GROUP // size)
         for a in range(0, n, per):
             b = min(n, a + per)
             tail = last if b == n else size
@@ -501,8 +513,7 @@ class Frame:
             for k in (k for k, s in enumerate(status) if s != native.CHECK_OK):
                 data = self.decompress_chunk(a + k, nthreads=nthreads)   # explains errors
                 out[k * size:k * size + len(data)] = data
-            parts.append(out)
-        return b"".join(parts)
+            yield out
 
     def native_batch(self):
         """(chunks section, last chunk's nbytes, codec table) when the

@@ -72,7 +72,7 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
     out += _trailer_warnings(f)
     b = f.b2nd
     if b is not None:
-        out += b.grid_problems()
+        out += b.grid_problems() + b.dtype_problems()
     todo = _chunks_to_check(f, deep)
     # an array's chunks are each checked against its chunk shape, as
     # reading the array does (after the chunk's own checks)
