@@ -99,3 +99,39 @@ def test_the_cli_names_an_hdf5_file_in_one_line(tmp_path):
     assert r.returncode == 1
     lines = [ln for ln in (r.stdout + r.stderr).splitlines() if "HDF5" in ln]
     assert len(lines) == 1 and "H3" not in r.stdout + r.stderr
+
+
+def _python_blosc2_frame() -> bytes:
+    blosc2 = oracle("blosc2")
+    return bytes(blosc2.SChunk(chunksize=40_000, data=np.arange(30_000, dtype="<i4"),
+                               cparams=blosc2.CParams(typesize=4)).to_cframe())
+
+
+def test_a_truncation_is_said_in_plain_words():
+    cut = _python_blosc2_frame()[:50]
+    (p,) = blosckit.validate(cut)
+    assert (p.offset, p.path) == (50, "frame.header.typesize")
+    assert p.message == ("the input ends at byte 50, inside frame.header.typesize "
+                         "(4 bytes needed, 2 there)")
+    assert "stream read" not in p.message
+
+
+def test_a_damaged_header_nbytes_is_named_as_such():
+    frame = bytearray(_python_blosc2_frame())
+    at = ff.HEADER.offset("nbytes")
+    frame[at + 3] ^= 0x10
+    (p,) = blosckit.validate(bytes(frame))
+    assert (p.rule, p.offset, p.path) == ("F-index", at, "frame.header.nbytes")
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.open_frame(bytes(frame)).decompress()
+    assert (e.value.offset, e.value.path) == (at, "frame.header.nbytes")
+
+
+def test_a_zeroed_chunk_header_is_said_to_be_one():
+    frame = bytearray(_python_blosc2_frame())
+    f = blosckit.open_frame(bytes(frame))
+    start = f.header_len + f.offsets[1]
+    frame[start:start + 32] = bytes(32)
+    errors = [p for p in blosckit.validate(bytes(frame)) if p.severity == "error"]
+    assert errors[0].rule == "F-chunk" and "damaged or zeroed" in errors[0].message
+    assert errors[0].path == "frame.chunks[1].header.cbytes"

@@ -8,6 +8,8 @@ header or a trailer inside a multi-gigabyte mapping.
 """
 from __future__ import annotations
 
+import re
+
 import struct as _struct
 from typing import Any
 
@@ -106,8 +108,9 @@ def _parse_stream(con, stream: _ViewStream, mv: memoryview, path: str, rule: str
     except MissingContext:
         raise
     except cs.StreamError as e:
-        raise FormatError(f"input ends early: {_message(e)}", len(mv), _join(path, e),
-                          rule=rule) from e
+        where = _join(path, e)
+        raise FormatError(f"the input ends at byte {len(mv)}, inside {where}{_shortfall(e)}",
+                          len(mv), where, rule=rule) from e
     except cs.ConstructError as e:
         raise FormatError(_message(e), stream.last, _join(path, e), rule=rule) from e
     except Exception as e:   # a context lambda or adapter choking on hostile values
@@ -125,6 +128,16 @@ def build(con: cs.Construct, obj: Any, path: str = "", **context: Any) -> bytes:
         raise
     except (cs.ConstructError, KeyError, TypeError, OverflowError) as e:
         raise ValueError(f"{path}: cannot build: {_message(e)}") from e
+
+
+def _shortfall(e: cs.StreamError) -> str:
+    """How many bytes the field wanted and found, in words (construct says
+    "stream read less than specified amount, expected 4, found 2")."""
+    m = re.search(r"expected (\d+), found (\d+)", str(e))
+    if m is None:
+        return ""
+    want, got = int(m.group(1)), int(m.group(2))
+    return f" ({want} byte{'s' * (want != 1)} needed, {got} there)"
 
 
 def _message(e: Exception) -> str:

@@ -670,7 +670,9 @@ class IndexView(NamedTuple):
     varying size); ``absent`` for a frame without data (the trailer follows
     the header).  ``chunk_nbytes`` / ``chunk_cbytes`` are its chunk header's
     (None when the space holds no header: the chunk's own H1 says so);
-    ``decoded`` the bytes it decodes to (None before it is decoded)."""
+    ``decoded`` the bytes it decodes to (None before it is decoded);
+    ``counted_at`` where the frame header's nbytes sits when ``nchunks``
+    comes from it (None otherwise)."""
     n: int
     header_len: int
     start: int | None
@@ -681,10 +683,12 @@ class IndexView(NamedTuple):
     chunk_nbytes: int | None
     chunk_cbytes: int | None
     decoded: int | None
+    counted_at: int | None
 
 
 def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, end: int,
-               fills: bool, nchunks: int | None, src) -> IndexView:
+               fills: bool, nchunks: int | None, src, counted_at: int | None = None
+               ) -> IndexView:
     """The offsets index between ``start`` and ``end`` of ``src``, its chunk
     header read when the space holds one."""
     absent = frame_nbytes == 0 and end == start
@@ -693,7 +697,8 @@ def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, en
             start + fc.LEN_HEADER <= min(end, n):
         h = fc.FAST_HEADER.unpack_from(src, start)
         nb, cb = h[_NBYTES_AT], h[_CBYTES_AT]
-    return _new(IndexView, (n, header_len, start, end, fills, nchunks, absent, nb, cb, None))
+    return _new(IndexView, (n, header_len, start, end, fills, nchunks, absent, nb, cb, None,
+                            counted_at))
 
 
 @rule("F-index", "error", "frame.offsets", "frame.md#rules",
@@ -707,12 +712,21 @@ def index_fills_its_space(v, src, sink):
         return
     elif not v.header_len <= start < end:
         sink(f"no room for the offsets index between {start} and {end}", min(start, v.n))
-    elif v.chunk_cbytes is not None and (
-            (v.fills and v.chunk_cbytes != end - start)
-            or (v.nchunks is not None and v.chunk_nbytes != LEN_OFFSET * v.nchunks)):
+    elif v.chunk_cbytes is not None and v.fills and v.chunk_cbytes != end - start:
         sink(f"the index chunk ({v.chunk_cbytes} bytes for {v.chunk_nbytes // LEN_OFFSET} "
-             f"offsets) does not fill the {end - start} bytes before the trailer with "
-             f"{v.nchunks} offsets", start + _CHUNK_NBYTES_AT)
+             f"offsets) does not fill the {end - start} bytes before the trailer",
+             start + _CHUNK_NBYTES_AT)
+    elif v.chunk_cbytes is not None and v.nchunks is not None and \
+            v.chunk_nbytes != LEN_OFFSET * v.nchunks:
+        if v.counted_at is not None and v.chunk_nbytes % LEN_OFFSET == 0:
+            # the index is whole where it lies: the count it disagrees with
+            # comes from the header's nbytes
+            sink(f"the header's nbytes and chunksize make {v.nchunks} chunks, the offsets "
+                 f"index (a whole chunk in its place) holds {v.chunk_nbytes // LEN_OFFSET}",
+                 v.counted_at, "frame.header.nbytes")
+        else:
+            sink(f"the index chunk holds {v.chunk_nbytes} bytes, {v.nchunks} offsets of "
+                 f"{LEN_OFFSET} are due", start + _CHUNK_NBYTES_AT)
     elif v.decoded is not None and (v.decoded % LEN_OFFSET or (
             v.nchunks is not None and v.decoded != LEN_OFFSET * v.nchunks)):
         sink(f"the index holds {v.decoded} bytes, {v.nchunks} offsets of {LEN_OFFSET} are due",
@@ -823,7 +837,11 @@ LOCATION_RULES = (offset_in_section, chunk_file_readable)
       "each chunk lies inside the chunks section and holds chunksize bytes (the last one "
       "may hold fewer)")
 def chunk_fits_frame(v, src, sink):
-    if not v.sparse and not fc.LEN_HEADER <= v.cbytes <= v.section_end - v.start:
+    if not v.sparse and v.cbytes < fc.LEN_HEADER:
+        sink(f"chunk {v.i}'s header says it is {v.cbytes} bytes long, less than a "
+             f"{fc.LEN_HEADER}-byte chunk header (its header is damaged or zeroed)",
+             v.start + fc.HEADER.offset("cbytes"), f"{v.chunk_path}.header.cbytes")
+    elif not v.sparse and v.cbytes > v.section_end - v.start:
         sink(f"chunk of {v.cbytes} bytes at {v.start} runs past the chunks section "
              f"({v.section_end})", v.start + fc.HEADER.offset("cbytes"),
              f"{v.chunk_path}.header.cbytes")

@@ -293,9 +293,11 @@ class Frame:
         v = self.fields
         start = v.header_len + (0 if self.directory is not None else v.cbytes)
         end = self.trailer_start
+        counted = not (v.chunksize == 0 and v.nbytes)
         self.index = iv = ff.index_view(
             len(self.buffer), v.header_len, v.nbytes, start, end, True,
-            None if v.chunksize == 0 and v.nbytes else self.nchunks, self.buffer)
+            self.nchunks if counted else None, self.buffer,
+            ff.FLAT_HEADERS[v.layout].offset("nbytes") if counted else None)
         sink.run(ff.INDEX_RULES, iv, self.buffer)
         if not iv.absent and iv.chunk_cbytes is None:
             try:                     # no room for a chunk header: the chunk's own H1
