@@ -135,3 +135,20 @@ def test_a_zeroed_chunk_header_is_said_to_be_one():
     errors = [p for p in blosckit.validate(bytes(frame)) if p.severity == "error"]
     assert errors[0].rule == "F-chunk" and "damaged or zeroed" in errors[0].message
     assert errors[0].path == "frame.chunks[1].header.cbytes"
+
+
+def test_a_metalayer_name_twice_is_an_error():
+    """Held-out fuzzing finding: a second metalayer renamed to the first's
+    name (same length).  blosckit's dict kept one and validate said
+    nothing; python-blosc2 lists both names."""
+    blosc2 = oracle("blosc2")
+    sc = blosc2.SChunk(chunksize=4000, data=np.arange(1000, dtype="<i4"),
+                       meta={"aa": 1, "bb": 2}, cparams=blosc2.CParams(typesize=4))
+    frame = bytes(sc.to_cframe())
+    assert frame.count(b"\xa2bb") == 1
+    blob = frame.replace(b"\xa2bb", b"\xa2aa")
+    errors = [(p.rule, p.path) for p in blosckit.validate(blob) if p.severity == "error"]
+    assert errors == [("F-meta", "frame.metalayers.index[1].name")]
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.open_frame(blob).metalayers
+    assert e.value.rule == "F-meta"

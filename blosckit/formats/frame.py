@@ -535,7 +535,7 @@ class MetaView(NamedTuple):
 
 @rule("F-meta", "error", "frame.metalayers", "frame.md#rules",
       "the metalayer index and values are well formed, at most 16 entries, each offset "
-      "pointing at its bin32 value inside the header (trailer)")
+      "pointing at its bin32 value inside the header (trailer), no name twice")
 def metalayers_well_formed(v, src, sink):
     if v.entries is None:
         if not explain(Metalayers, src[:v.limit], v.start, v.root, sink):
@@ -546,6 +546,7 @@ def metalayers_well_formed(v, src, sink):
              v.start + FAST_META_HEAD.offset("num_metalayers"), f"{v.root}.num_metalayers")
         return
     limit = v.limit
+    seen: set[bytes] = set()
     for k, e in enumerate(v.entries):
         if fixstr_len(e.marker) is None:
             sink(f"byte {e.marker:#04x} where a msgpack fixstr belongs", v.start,
@@ -557,6 +558,12 @@ def metalayers_well_formed(v, src, sink):
             # construct says which byte is wrong, or where the value runs out
             if not explain(MetaValue, src[:v.limit], e.at, v.value_path(e), sink):
                 sink("the value disagrees with its declaration", e.at, v.value_path(e))
+        elif e.name in seen:
+            # no writer repeats a name (C-Blosc2 refuses to add one twice);
+            # C-Blosc2 finds the first, python-blosc2 lists both
+            sink(f"the name {e.name.decode('utf-8', 'replace')!r} appears twice", v.start,
+                 f"{v.root}.index[{k}].name")
+        seen.add(e.name)
 
 
 META_RULES = (metalayers_well_formed,)
