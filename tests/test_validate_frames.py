@@ -483,3 +483,28 @@ def test_variable_size_frames_warn_of_the_slice_reader_crash():
     fixed = bytes(blosc2.SChunk(chunksize=4000, data=np.arange(2500, dtype="<i4"),
                                 cparams=blosc2.CParams(typesize=4)).to_cframe())
     assert blosckit.validate(fixed) == []
+
+
+def test_a_chunk_of_a_variable_size_frame_is_capped_by_the_frame_s_nbytes():
+    """Held-out fuzzing finding: in a frame of chunksize 0 a chunk was
+    decoded to whatever its own header claimed (1 GiB from a frame of a
+    few hundred bytes that validated []).  Now the frame's nbytes caps each
+    chunk: the 1 GiB zeros chunk is refused by its T-max-nbytes before
+    anything is allocated, by the reader and by validate alike."""
+    blosc2 = oracle("blosc2")
+    sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4))
+    sc.append_data(np.arange(1000, dtype="<i4"))
+    sc.append_data(np.arange(500, dtype="<i4"))
+    small = [bytes(sc.get_chunk(i)) for i in range(2)]
+    huge = blosckit.compress_special("zeros", 1 << 30, typesize=4)
+    frame = bytearray(blosckit.build_frame(small + [huge], chunksize=0))
+    at = blosckit.formats.frame.HEADER.offset("nbytes")
+    frame[at:at + 8] = struct.pack(">q", 6000)          # what the small chunks hold
+    blob = bytes(frame)
+    assert len(blob) < 1000
+    f = blosckit.open_frame(blob)
+    with pytest.raises(blosckit.FormatError) as e:
+        f.decompress_chunk(2)
+    assert e.value.rule == "T-max-nbytes" and e.value.path.startswith("frame.chunks[2]")
+    errors = [(p.rule, p.path) for p in blosckit.validate(blob) if p.severity == "error"]
+    assert errors[0][0] == "T-max-nbytes" and errors[0][1].startswith("frame.chunks[2]")

@@ -433,6 +433,15 @@ class Frame:
         view = ff.TotalView(self.fields.layout, self.nbytes, total)
         (sink or RaiseFirst()).run(ff.TOTAL_RULES, view, self.buffer)
 
+    def chunk_cap(self, e: ff.EntryView) -> int:
+        """The most bytes the chunk of entry ``e`` may decode to: the frame's
+        chunk size, or in a variable-size frame its nbytes (a chunk claiming
+        more is refused by its own T-max-nbytes before anything is
+        allocated; the chunks together are checked by F-nbytes)."""
+        if e.size is not None:
+            return e.size
+        return min(_chunk.MAX_NBYTES, max(self.nbytes, 0))
+
     def check_nbytes(self, e: ff.EntryView, nbytes: int, sink: Sink | None = None) -> None:
         """F-chunk: the chunk of entry ``e`` holds ``nbytes`` bytes, the
         frame's chunk size (the last chunk may hold fewer)."""
@@ -470,7 +479,7 @@ class Frame:
             return _special_bytes(e.kind, e.size, self.typesize)
         try:
             data = _chunk.decompress(view, nthreads=nthreads,
-                                     max_nbytes=_chunk.MAX_NBYTES if e.size is None else e.size)
+                                     max_nbytes=self.chunk_cap(e))
         except FormatError as err:
             raise _relocated(err, e.start, e.chunk_path) from None
         self.check_nbytes(e, len(data))

@@ -464,7 +464,7 @@ def _chunk_summary(f: Frame, i: int, inner: bool) -> Iterator[Node]:
                    f"a special offset: no bytes stored (its entry is in the offsets "
                    f"index at {at})", None, f"special: {e.kind} (no bytes stored)")
         return
-    cap = MAX_NBYTES if e.size is None else e.size
+    cap = f.chunk_cap(e)
     try:
         c = parse_chunk(view, max_nbytes=cap)
     except FormatError as err:

@@ -152,7 +152,7 @@ def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool
         problems: list[Problem] = []           # the native check ran the same rules
     else:
         problems = [p.relocated(base, root) for p in check_chunk(
-            view, deep=deep, max_nbytes=_chunk.MAX_NBYTES if e.size is None else e.size)]
+            view, deep=deep, max_nbytes=f.chunk_cap(e))]
     if _errors(problems):
         return problems, None
     nbytes = chunk_sizes(view)[0]
