@@ -10,14 +10,19 @@ from ..formats import chunk as fc
 __all__ = ["compress_special"]
 
 
-def compress_special(kind: str, nbytes: int, *, typesize: int = 1, value=None) -> bytes:
+def compress_special(kind: str, nbytes: int, *, typesize: int = 1, value=None,
+                     blocksize: int | None = None) -> bytes:
     """A chunk holding no data, only a claim: all zeros, all NaN, one repeated
     item (``value``, ``typesize`` bytes) or uninitialized memory -- as
     C-Blosc2's ``blosc2_chunk_zeros/nans/repeatval/uninit`` with its default
-    parameters write it.  ``nbytes`` is the size of the data it stands for."""
+    parameters write it.  ``nbytes`` is the size of the data it stands for;
+    ``blocksize`` (bytes) the block size recorded, by default the one of
+    C-Blosc2's default parameters (an array's chunks record their blocks'
+    size, ``prod(blockshape) * typesize``, which its readers rely on)."""
     tail = _checked(kind, nbytes, typesize, value)
     # the block size of C-Blosc2's default parameters (blosclz, level 5, shuffle)
-    bsize = stune.blocksize_blosc2(nbytes, typesize, 5, "blosclz", True, "forward_compat")
+    bsize = stune.blocksize_blosc2(nbytes, typesize, 5, "blosclz", True, "forward_compat") \
+        if blocksize is None else check_int("blocksize", blocksize, 0, MAX_BUFFERSIZE)
     hdr = {
         "version": VERSION_BLOSC2, "versionlz": CODEC_STREAM_VERSION,
         "flags": {"compformat": 0, "dont_split": False, "delta": False, "bitshuffle": True,

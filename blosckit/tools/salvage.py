@@ -25,6 +25,7 @@ index (everything after it is trailer).  See :func:`salvage` for the limits.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections import Counter
@@ -33,7 +34,11 @@ from typing import Union
 
 from ..chunk import read as _chunk
 from ..errors import FormatError
+from ..chunk.encode import MAX_BUFFERSIZE
+from ..chunk.special import compress_special
+from ..formats import b2nd as fb
 from ..formats import enums
+from ..formats import npy
 from ..formats import chunk as fc
 from ..formats import frame as ff
 from ..formats.rules import RaiseFirst
@@ -114,6 +119,10 @@ class SalvageReport:
     dropped: list[Dropped] = field(default_factory=list)
     damage: list[Damage] = field(default_factory=list)
     chunksize: int = -1
+    # b2nd frames: each chunk lost, as (its index in the chunk grid, the
+    # array region it covered: (start, stop) items per dimension); a special
+    # chunk of zeros stands in its grid place
+    lost_regions: list[tuple[int, tuple[tuple[int, int], ...]]] = field(default_factory=list)
     metalayers_kept: bool = True
     vlmetalayers_kept: bool = True
     notes: list[str] = field(default_factory=list)
@@ -595,6 +604,7 @@ def _fill_failed(mv: memoryview, h: _Header, slots: list[_Found | None],
         pos = max(pos, b)
     if orphans and len(orphans) == len(failed):
         for i, f in zip(failed, orphans):
+            f.source_index = i
             slots[i] = f
             report.notes.append(f"chunk found by scan at {f.offset} takes the place of "
                                 f"failed index entry {i}")
@@ -638,6 +648,136 @@ def _place(chunks: list[_Found], h: _Header, report: SalvageReport) -> tuple[lis
 
 
 # ---------------------------------------------------------------------------
+# Placing chunks in their grid places (b2nd frames)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _ArrayPlan:
+    """A b2nd frame's array, as its metalayer says and the chunks agree:
+    extents in items, the chunk grid, the stored chunk's size in bytes."""
+    shape: tuple[int, ...]
+    chunkshape: tuple[int, ...]
+    grid: tuple[int, ...]
+    padded: int
+    typesize: int
+    blocksize: int              # bytes of one block, prod(blockshape) * typesize
+
+
+def _array_plan(h: _Header, chunks: list[_Found], n_input: int,
+                report: SalvageReport) -> _ArrayPlan | None:
+    """The array of a frame whose ``b2nd`` (or ``caterva``) metalayer reads
+    and agrees with the frame (its rules, the dtype's width against the
+    typesize); a metalayer that does not is dropped and reported (never
+    kept broken).  None for a frame that holds no array."""
+    meta = h.metalayers or {}
+    name = next((n for n in fb.NAMES if n in meta), None)
+    if name is None:
+        return None
+    raw = meta[name]
+    ts = h.typesize if h.typesize is not None and h.typesize > 0 else \
+        (Counter(f.typesize for f in chunks).most_common(1)[0][0] if chunks else None)
+    try:
+        m = fb.B2ndMeta.parse(raw)
+    except Exception:            # noqa: BLE001 -- the rules below say which field
+        m = None
+    why: str | None = None
+    try:
+        dtype = None if m is None or m.dtype is None else m.dtype.dtype.decode()
+        view = fb.B2ndView(m)
+        RaiseFirst().run(fb.META_RULES, view, raw)
+        itemsize = ts if dtype is None else _sized(dtype)
+        if ts is None or (itemsize is not None and itemsize != ts):
+            why = f"its dtype {dtype!r} does not fit the frame's typesize {ts}"
+    except UnicodeDecodeError:
+        why = "its dtype string is not UTF-8"
+    except FormatError as e:
+        report.damage.append(Damage(e.offset, f"frame.metalayers[{name!r}]{e.path[4:]}",
+                                    e.rule, e.message))
+        why = e.message
+    if why is not None:
+        del meta[name]
+        report.dropped.append(Dropped("metalayers", None, None,
+                                      f"the {name} metalayer disagrees with the frame: {why}; "
+                                      "the chunks are kept as a frame without an array"))
+        return None
+    assert m is not None and ts is not None
+    shape = tuple(e.value for e in m.shape)
+    cshape = tuple(e.value for e in m.chunkshape)
+    bshape = tuple(e.value for e in m.blockshape)
+    grid = tuple(fb.chunk_grid(shape, cshape))
+    # the grid must be the frame's: as many chunks as the header counts, or
+    # (header unreadable) no more than the input had room to index
+    want, total = h.nchunks(), math.prod(grid)
+    padded = fb.padded_items(cshape, bshape) * ts
+    if padded > MAX_BUFFERSIZE or (h.chunksize is not None and padded != h.chunksize):
+        why = f"a chunk of {padded} bytes, the frame's chunks hold {h.chunksize}"
+    elif (want is not None and total != want) or (want is None and total > n_input):
+        why = (f"its chunk grid {list(grid)} holds {total} chunks, the frame "
+               f"{want if want is not None else 'has no room for them'}")
+    if why is not None:
+        del meta[name]
+        report.dropped.append(Dropped("metalayers", None, None,
+                                      f"the {name} metalayer disagrees with the frame: {why}; "
+                                      "the chunks are kept as a frame without an array"))
+        return None
+    return _ArrayPlan(shape, cshape, grid, padded, ts, math.prod(bshape) * ts)
+
+
+def _sized(dtype: str) -> int | None:
+    try:
+        return npy.itemsize(npy.npy_descr(dtype))
+    except (ValueError, FormatError):
+        return None
+
+
+def _place_array(chunks: list[_Found], h: _Header, plan: _ArrayPlan,
+                 report: SalvageReport) -> tuple[list[_Found], int]:
+    """The chunks of an array, each at its grid place, and a zeros chunk in
+    each place none was recovered for (named in ``report.lost_regions``).
+    A chunk knows its place from the index; found by the scan, only while
+    chunks follow one another from the start of the chunks section (after
+    a stretch of lost bytes nothing tells how many chunks it held)."""
+    total = math.prod(plan.grid)
+    slots: list[_Found | None] = [None] * total
+    if all(f.source_index is not None for f in chunks):
+        for f in chunks:
+            assert f.source_index is not None
+            if f.source_index < total:
+                slots[f.source_index] = f
+    else:
+        pos, k = h.header_len, 0
+        for f in chunks:
+            if pos is None or f.offset != pos or k >= total:
+                report.dropped.append(Dropped(
+                    "chunk", f.offset, len(f.data), "found by the scan after lost bytes: "
+                    "its place in the chunk grid cannot be told", f.source_index))
+                continue
+            slots[k], k, pos = f, k + 1, f.end
+    for i, f in enumerate(slots):
+        if f is not None and f.nbytes != plan.padded:
+            report.dropped.append(Dropped("chunk", f.offset, len(f.data),
+                                          f"holds {f.nbytes} bytes, a chunk of this array "
+                                          f"{plan.padded}", f.source_index))
+            slots[i] = None
+    filler = compress_special("zeros", plan.padded, typesize=plan.typesize,
+                              blocksize=plan.blocksize)
+    out: list[_Found] = []
+    strides = [math.prod(plan.grid[d + 1:]) for d in range(len(plan.grid))]
+    for i, f in enumerate(slots):
+        if f is None:
+            corner = [i // st % g for st, g in zip(strides, plan.grid)]
+            region = tuple((c * e, min(s, (c + 1) * e))
+                           for c, e, s in zip(corner, plan.chunkshape, plan.shape))
+            report.lost_regions.append((i, region))
+            f = _Found(None, filler, plan.padded, plan.typesize, "filler")
+        out.append(f)
+    if report.lost_regions:
+        report.notes.append(f"{len(report.lost_regions)} of {total} chunks of the array were "
+                            "lost: zeros stand in their places (lost_regions)")
+    return out, plan.padded
+
+
+# ---------------------------------------------------------------------------
 # The entry point
 # ---------------------------------------------------------------------------
 
@@ -670,15 +810,25 @@ def salvage(src: Source) -> tuple[bytes, SalvageReport]:
         report.damage.append(Damage.of(e))
     h = _read_header(mv, report)
     chunks = [] if opened and h.nbytes == 0 else _chunks(mv, h, report)
-    placed, size = _place(chunks, h, report)
+    plan = _array_plan(h, chunks, len(mv), report)
+    if plan is not None:
+        placed, size = _place_array(chunks, h, plan, report)
+    else:
+        placed, size = _place(chunks, h, report)
     for k, f in enumerate(placed):
-        report.recovered.append(Recovered(k, f.offset, f.nbytes, f.found_by, f.source_index))
+        if f.found_by != "filler":
+            report.recovered.append(Recovered(k, f.offset, f.nbytes, f.found_by,
+                                              f.source_index))
     _count_missing(h, len(chunks), report)
     meta = _keep_metalayers(h, report)
     vl = _keep_vlmeta(mv, h, report)
     report.chunksize = size
+    empty = None
+    if plan is not None and not placed:     # an array without items: its item size
+        empty = compress_special("zeros", 0, typesize=plan.typesize)
     out = build_frame([f.data for f in placed], metalayers=meta or None,
-                      vlmetalayers=vl or None, chunksize=size if placed else None)
+                      vlmetalayers=vl or None, chunksize=size if placed else None,
+                      empty_chunk=empty)
     if report.nothing_found:
         report.notes.append("no intact chunk was found")
     return out, report
