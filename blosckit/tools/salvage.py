@@ -163,6 +163,7 @@ class _Header:
     typesize: int | None = None
     chunksize: int | None = None
     metalayers: dict[str, bytes] | None = None
+    meta_at: dict[str, int] = field(default_factory=dict)   # where each value's bytes start
 
     def section(self, n: int) -> tuple[int, int] | None:
         """The chunks section ``(start, end)`` clipped to ``n`` input bytes,
@@ -277,7 +278,7 @@ def _check_metalayers(mv: memoryview, h: _Header, header_len: int | None,
     # an empty section is its head and the values' head
     end = max((at[k] + len(v) for k, v in metas.items()),
               default=fixed + ff.FAST_META_HEAD.size + ff.FAST_VALUES_HEAD.size)
-    h.metalayers = metas
+    h.metalayers, h.meta_at = metas, at
     if header_len != end:
         said = "is damaged" if header_len is None else f"reads {header_len}"
         report.notes.append(f"the header_len field {said}, the metalayers end at {end}: "
@@ -691,15 +692,12 @@ def _array_plan(h: _Header, chunks: list[_Found], n_input: int,
     except UnicodeDecodeError:
         why = "its dtype string is not UTF-8"
     except FormatError as e:
-        report.damage.append(Damage(e.offset, f"frame.metalayers[{name!r}]{e.path[4:]}",
-                                    e.rule, e.message))
+        # the value's rules report inside the value: put it where it lies
+        report.damage.append(Damage.of(e.relocated(h.meta_at.get(name, 0),
+                                                   f"frame.metalayers[{name!r}]")))
         why = e.message
     if why is not None:
-        del meta[name]
-        report.dropped.append(Dropped("metalayers", None, None,
-                                      f"the {name} metalayer disagrees with the frame: {why}; "
-                                      "the chunks are kept as a frame without an array"))
-        return None
+        return _drop_array(meta, name, why, report)
     assert m is not None and ts is not None
     shape = tuple(e.value for e in m.shape)
     cshape = tuple(e.value for e in m.chunkshape)
@@ -715,12 +713,17 @@ def _array_plan(h: _Header, chunks: list[_Found], n_input: int,
         why = (f"its chunk grid {list(grid)} holds {total} chunks, the frame "
                f"{want if want is not None else 'has no room for them'}")
     if why is not None:
-        del meta[name]
-        report.dropped.append(Dropped("metalayers", None, None,
-                                      f"the {name} metalayer disagrees with the frame: {why}; "
-                                      "the chunks are kept as a frame without an array"))
-        return None
+        return _drop_array(meta, name, why, report)
     return _ArrayPlan(shape, cshape, grid, padded, ts, math.prod(bshape) * ts)
+
+
+def _drop_array(meta: dict[str, bytes], name: str, why: str, report: SalvageReport) -> None:
+    """Drop the array metalayer ``name`` that disagrees with the frame
+    (reported): the chunks are kept as a frame without an array."""
+    del meta[name]
+    report.dropped.append(Dropped("metalayers", None, None,
+                                  f"the {name} metalayer disagrees with the frame: {why}; "
+                                  "the chunks are kept as a frame without an array"))
 
 
 def _sized(dtype: str) -> int | None:
