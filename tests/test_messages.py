@@ -152,3 +152,25 @@ def test_a_metalayer_name_twice_is_an_error():
     with pytest.raises(blosckit.FormatError) as e:
         blosckit.open_frame(blob).metalayers
     assert e.value.rule == "F-meta"
+
+
+def test_info_counts_stored_special_chunks(tmp_path):
+    """A frame python-blosc2 filled with a repeated value (special chunks of
+    kind value are stored, not special offsets): info said "none"."""
+    blosc2 = oracle("blosc2")
+    path = tmp_path / "v.b2frame"
+    sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4), urlpath=str(path),
+                       mode="w")
+    sc.fill_special(3000, blosc2.SpecialValue.VALUE, value=np.int32(7))
+    del sc
+    r = cli_runner.blosckit("info", "--json", path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.splitlines()[0])["special_chunks"] == {"value": 3}
+
+
+def test_an_object_npy_is_refused_with_what_to_do(tmp_path):
+    path = tmp_path / "o.npy"
+    np.save(path, np.array([1, "a", None], dtype=object))
+    r = cli_runner.blosckit("compress", path, tmp_path / "o.b2nd")
+    assert r.returncode == 1 and "--typesize" not in r.stderr
+    assert "[T-npy]" in r.stderr and "fixed-size dtype" in r.stderr

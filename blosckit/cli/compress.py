@@ -8,6 +8,7 @@ import sys
 from typing import Any, Iterator
 
 from ..chunk.encode import MAX_BUFFERSIZE, compress
+from ..errors import FormatError
 from ..formats import npy
 from ..frame import b2nd
 from ..frame.writer import FrameWriter
@@ -45,6 +46,8 @@ def _npy_split(data: memoryview) -> tuple[memoryview, dict | None]:
 def _npy_itemsize(descr: Any) -> int:
     try:
         return npy.itemsize(descr)
+    except FormatError:
+        raise                   # objects: no --typesize makes them bytes (T-npy says so)
     except ValueError as e:
         raise UsageError(f".npy items: {e}: give --typesize") from None
 

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from ..chunk.read import parse_chunk
 from ..errors import FormatError, Problem
+from ..formats import chunk as fc
 from ..formats import enums
 from ..formats.describe import chunk_codec
 from ..frame.read import open_frame
@@ -22,9 +23,6 @@ _KINDS = {"chunk": "{format} chunk, format version {version}",
           "frame": "Blosc2 contiguous frame, format version {version}",
           "sframe": "Blosc2 sparse frame, format version {version}"}
 _NOT_SHOWN = ("kind", "format", "file", "problems", "valid")   # said in the first line, or JSON only
-_SPECIAL_CHUNKS = ("zeros", "nan", "uninit")
-
-
 def run(args: argparse.Namespace) -> int:
     """A summary of every input; the exit status is the worst one."""
     return each(args, args.files, functools.partial(_one, args))
@@ -63,6 +61,24 @@ def chunk_info(src: Source) -> dict:
     }
 
 
+def _special_chunks(f, offsets: list) -> dict[str, int]:
+    """Chunks of one repeated value, by kind: special offsets (zeros, NaN,
+    uninit) and stored special chunks (a repeated value, or any kind in a
+    frame of variable-size chunks), from the chunks' headers only."""
+    counts: dict[str, int] = {}
+    for i, entry in enumerate(offsets):
+        kind = entry if isinstance(entry, str) else None
+        if kind is None:
+            try:
+                _, view = f.chunk_view(i)
+            except FormatError:
+                continue            # a damaged entry: validate says what is wrong
+            kind = enums.SPECIALS.get(fc.stored_chunk(view).special)
+        if kind is not None:
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
 def frame_info(src: Source) -> dict:
     """The summary of the frame (contiguous or sparse) ``src`` holds."""
     with open_frame(src.target) as f:
@@ -72,7 +88,7 @@ def frame_info(src: Source) -> dict:
             "codec": f.codec, "clevel": f.clevel, "filters": [[n, m] for n, m in f.filters],
             "typesize": f.typesize, "chunksize": f.chunksize, "nchunks": f.nchunks,
             "nbytes": f.nbytes, "cbytes": f.cbytes, "ratio": _ratio(f.nbytes, f.cbytes),
-            "special_chunks": {k: offsets.count(k) for k in _SPECIAL_CHUNKS if k in offsets},
+            "special_chunks": _special_chunks(f, offsets),
             "metalayers": list(f.metalayers), "vlmetalayers": list(f.vlmetalayers),
         }
         if f.b2nd is not None:

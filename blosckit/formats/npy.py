@@ -52,7 +52,8 @@ def npy_header_readable(v, src, sink):
     elif v.text_error is not None:
         sink(f"unreadable .npy header: {v.text_error}", v.text_at)
     elif v.objects:
-        sink("the .npy file holds Python objects, not raw items", 0)
+        sink("the .npy file holds Python objects, not raw items: Blosc compresses an "
+             "array's bytes (save it with a fixed-size dtype, e.g. strings as 'S' or 'U')", 0)
 
 
 NPY_RULES = (npy_header_readable,)
