@@ -323,8 +323,12 @@ def test_extended_header_flags_on_a_17_byte_version_2_chunk_stop_at_h7():
                 blosckit.decompress(blob)
         assert (e.value.rule, e.value.offset, e.value.path) == \
             ("H7", 17, "chunk.header.extended")
-    v, = fuzz.c_blosc2_verdicts([blob])
-    assert not v.b2_ok and v.b1_ok is False
+    # C-Blosc2 reads past these 17 bytes (the extended header it expects is
+    # not there), so its answer depends on the memory after them: in a batch
+    # of 200 it once decoded the blob.  It refuses nearly always; ask five times.
+    verdicts = fuzz.c_blosc2_verdicts([blob] * 5)
+    assert sum(not v.b2_ok for v in verdicts) >= 4
+    assert all(v.b1_ok is False for v in verdicts)
 
 
 def test_a_rule_on_an_older_layout_reports_that_layout_s_offset():

@@ -140,7 +140,11 @@ def chunk_nodes(src, *, max_nbytes: int = MAX_NBYTES) -> Iterator[Node]:
     FormatError where the chunk stops making sense, after yielding
     everything before that point."""
     mv = memoryview(src).cast("B") if not isinstance(src, bytes) else memoryview(src)
-    c = parse_chunk(mv, max_nbytes=max_nbytes)
+    try:
+        c = parse_chunk(mv, max_nbytes=max_nbytes)
+    except FormatError:
+        yield from _header_as_read(mv)       # what was read before the stop
+        raise
     overhead = fc.LEN_EXTENDED if c.extended else fc.LEN_HEADER
     yield Node("chunk", 0, c.cbytes, None, f"Blosc chunk, format version {c.version}")
     yield Node("chunk.header", 0, overhead, None, "header")
@@ -172,6 +176,20 @@ def chunk_nodes(src, *, max_nbytes: int = MAX_NBYTES) -> Iterator[Node]:
             yield from _stream(mv, c, w)
         else:
             yield from _vl_block(mv, c, w)
+
+
+def _header_as_read(mv: memoryview) -> Iterator[Node]:
+    """The header's fields of a chunk the reader stops at, as far as the
+    declaration reads them (nothing when not even they parse)."""
+    try:
+        h = parse(fc.Header, mv, 0, "chunk.header", rule="H1")
+    except FormatError:
+        return
+    size = fc.LEN_EXTENDED if "extended" in h and h.extended is not None else fc.LEN_HEADER
+    yield Node("chunk", 0, len(mv), None,
+               f"Blosc chunk, format version {h.version} (read up to the error below)")
+    yield Node("chunk.header", 0, size, None, "header")
+    yield from _fields(fc.Header, h, "chunk.header", 0, h, fc.switch_case)
 
 
 def _lazy_trailer(mv: memoryview, c: Chunk, ofs: int) -> Iterator[Node]:
