@@ -508,3 +508,29 @@ def test_a_chunk_of_a_variable_size_frame_is_capped_by_the_frame_s_nbytes():
     assert e.value.rule == "T-max-nbytes" and e.value.path.startswith("frame.chunks[2]")
     errors = [(p.rule, p.path) for p in blosckit.validate(blob) if p.severity == "error"]
     assert errors[0][0] == "T-max-nbytes" and errors[0][1].startswith("frame.chunks[2]")
+
+
+_OPEN_PATH = """
+import sys, blosc2
+print(blosc2.open(sys.argv[1])[:].__len__())
+"""
+
+
+def test_a_filters_meta_byte_python_blosc2_cannot_reapply_is_v23(tmp_path):
+    """Held-out fuzzing finding: python-blosc2's open() raises OverflowError
+    for a frame header filters_meta byte >= 128 (it reapplies it as int8);
+    validate returned []."""
+    blosc2 = oracle("blosc2")
+    frame = bytearray(blosc2.SChunk(chunksize=4000, data=np.arange(3000, dtype="<i4"),
+                                    cparams=blosc2.CParams(typesize=4)).to_cframe())
+    at = blosckit.formats.frame.HEADER.offset("filter_pipeline.filters_meta")
+    assert frame[at] == 0
+    frame[at] = 200
+    path = tmp_path / "m.b2frame"
+    path.write_bytes(frame)
+    child = subprocess.run([sys.executable, "-c", _OPEN_PATH, str(path)],
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode != 0 and "OverflowError" in child.stderr
+    assert [(p.severity, p.rule, p.offset, p.path) for p in blosckit.validate(bytes(frame))] \
+        == [("warning", "V23", at, "frame.header.filter_pipeline.filters_meta[0]")]
+    assert blosckit.open_frame(bytes(frame)).decompress() == np.arange(3000, dtype="<i4").tobytes()

@@ -318,6 +318,21 @@ def _older_layout(frame) -> list[tuple[int, str]]:
     return [] if frame.layout == 14 else [(0, "frame.header.fixarray")]
 
 
+def _filters_meta_int8(frame) -> list[tuple[int, str]]:
+    # python-blosc2's open() applies the header's cparams again, its
+    # filters_meta as int8_t: a byte of 128 or more overflows
+    path = "filter_pipeline.filters_meta"
+    lay = ff.FLAT_HEADERS[frame.layout]
+    if path not in lay:
+        return []
+    at = lay.offset(path)
+    return [(at + k, f"frame.header.{path}[{k}]")
+            for k, m in enumerate(frame.fields.filters_meta) if m >= _INT8_LIMIT]
+
+
+_INT8_LIMIT = 0x80           # the first byte value an int8_t cannot hold
+
+
 def _variable_size(frame) -> list[tuple[int, str]]:
     # C-Blosc2's slice reader (schunk[:], NDArray[...]) divides by the chunk
     # size; chunk by chunk reading works
@@ -421,6 +436,9 @@ DIVERGENCES: tuple[Divergence, ...] = (
                _b2nd_dtype_refused, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
     Divergence("V18", "frame header of an older layout (11, 12 or 13 elements)", "frame",
                _older_layout),
+    Divergence("V23", "frame header filters_meta byte of 128 or more: python-blosc2's "
+               "open() raises OverflowError (it reapplies the byte as an int8)", "frame",
+               _filters_meta_int8, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
     Divergence("V22", "frame of variable-size chunks (chunksize 0): C-Blosc2's slice "
                "reader (python-blosc2's schunk[:]) dies dividing by the chunk size", "frame",
                _variable_size),
