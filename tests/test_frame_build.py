@@ -494,3 +494,11 @@ def test_vl_block_chunks_of_different_sizes_make_a_variable_size_frame():
     _reads_every_chunk(mine, [b"".join(b) for b in blocks])
     f = blosckit.open_frame(mine)
     assert (f.version, f.chunksize) == (3, 0)
+
+
+def test_a_none_among_the_chunks_is_an_error_not_the_end():
+    """The short path of build_frame once took a None chunk for the end of
+    the chunks and built a frame without the rest."""
+    c = blosckit.compress(b"x" * 1000)
+    with pytest.raises(TypeError):
+        build_frame([c, c, None, c])

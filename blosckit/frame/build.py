@@ -189,7 +189,6 @@ class FrameAssembler:
         self._count = 0
         self._first: fc.RawHeader | None = None      # the whole header, read once
         self._last: fc.StoredChunk | None = None
-        self._vl_blocks = False                       # the first chunk's kind
         # special chunks behind special entries, stored should the frame
         # turn variable-size: (index, number of the distinct chunk)
         self._specials: dict[bytes, int] = {}
@@ -235,7 +234,6 @@ class FrameAssembler:
         if self._first is None:
             self.chunksize = h.nbytes if self.chunksize is None else self.chunksize
             self._first = fc.raw_header(view)
-            self._vl_blocks = self._first.vl_blocks
         self._last = h
         self._count += 1
         self.nbytes += h.nbytes
@@ -258,17 +256,18 @@ class FrameAssembler:
             else:
                 return out
             other = self._take_full_chunks(it, out)
-            if other is None:
+            if other is _END:
                 return out
             out += self.append(other)
 
     def _take_full_chunks(self, it: Iterator, out: list) -> Any:
         """Store chunks of ``it`` while they are plain chunks of the frame's
         size (bytes or flat memoryviews, sizes as their headers say); return
-        the first other chunk, None at the end."""
-        plain = fc.plain_chunk_test(self.chunksize, self._vl_blocks)
+        the first other chunk, ``_END`` when ``it`` is exhausted."""
+        assert self._first is not None           # extend takes this path after a chunk
+        plain = fc.plain_chunk_test(self.chunksize, self._first.vl_blocks)
         put, given, keep = self.entries.append, self._given.append, out.append
-        cbytes, count, last, other = self.cbytes, 0, None, None
+        cbytes, count, last, other = self.cbytes, 0, None, _END
         for chunk in it:
             n = plain(chunk) if type(chunk) is bytes or _flat_bytes(chunk) else -1
             if n < 0:
@@ -386,6 +385,9 @@ def _check_recorded(clevel: int, splitmode: str) -> None:
         raise ValueError(f"unknown splitmode {splitmode!r}")
     if not 0 <= clevel <= 9:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
+
+
+_END = object()              # _take_full_chunks: the chunks ran out
 
 
 def _flat_bytes(chunk) -> bool:
