@@ -210,3 +210,17 @@ def test_terminal_and_pipe_give_the_same_bytes_and_status(tmp_path, name):
     else:
         assert (tmp_path / ("tty-" + out)).read_bytes() == \
             (tmp_path / ("pipe-" + out)).read_bytes()
+
+
+def test_a_hostile_shape_is_refused_before_anything_is_allocated():
+    """An array claiming 10**18 items over one 64-byte chunk: array() and
+    indexing allocated their output first (MemoryError); now the checks and
+    the first chunk come first, and every read says F-b2nd."""
+    chunk = blosckit.compress(bytes(64), typesize=8)
+    frame = blosckit.build_frame([chunk], metalayers={"b2nd": fb.build_meta(
+        (10**9, 10**9), (10**9, 10**9), (1, 1), "<f8")})
+    b = blosckit.open_frame(frame).b2nd
+    for read in (b.array, lambda: b[5:7, 9], b.read):
+        with pytest.raises(blosckit.FormatError) as e:
+            read()
+        assert e.value.rule == "F-b2nd" and e.value.offset == b.offset

@@ -102,36 +102,28 @@ class B2nd:
         along the first dimension (``chunkshape[0]`` rows of the array, in C
         order), so memory holds one row of chunks however large the array;
         without, the whole array in one piece."""
-        f = self._frame
-        ts = f.typesize
+        ts = self._frame.typesize
         total = math.prod(self.shape)
         check_output_cap(total * ts, max_nbytes, self.offset, f"{self.path}.shape")
         if total == 0:
             return
-        self.view.nchunks = f.nchunks
-        self._check(fb.ARRAY_RULES)
-        itemsize = self._itemsize()
-        if itemsize is not None:
-            self._check_itemsize(itemsize, RaiseFirst())
-        padded = fb.padded_items(self.chunkshape, self.blockshape) * ts
+        self._check_array()
         grid = self.grid
         if not slabs or not self.shape:
-            bands = [(0, math.prod(grid), self.shape)]
+            bands = [(0, self.shape)]
         else:
             rows, per = self.chunkshape[0], math.prod(grid[1:])
-            bands = [(k * per, per, (min(rows, self.shape[0] - k * rows), *self.shape[1:]))
+            bands = [(k * per, (min(rows, self.shape[0] - k * rows), *self.shape[1:]))
                      for k in range(grid[0])]
         layouts: dict[tuple[int, ...], _Layout] = {}
         sub = [1, *grid[1:]] if self.shape and slabs else grid
-        for first, count, shape in bands:
+        for first, shape in bands:
             layout = layouts.get(shape)
             if layout is None:
                 layout = layouts[shape] = _Layout(shape, self.chunkshape, self.blockshape, ts)
             out: bytearray | None = None
             for k, corner in enumerate(_grid(sub)):
-                ci = first + k
-                data = f.decompress_chunk(ci)
-                self._check_chunk(ci, len(data), padded, ts)
+                data = self._chunk(first + k)
                 if out is None:         # once a chunk has shown the sizes real
                     out = bytearray(math.prod(shape) * ts)
                 layout.copy(corner, data, out, to_chunk=False)
@@ -145,40 +137,52 @@ class B2nd:
 
     def array(self, *, max_nbytes: int | None = None):
         """The whole array as a ``numpy.ndarray`` of the stored dtype (NumPy
-        needed); FormatError (F-b2nd-dtype) when the dtype's item size is
-        not the frame's typesize, and as :meth:`read`."""
-        dtype = self._array_dtype()
-        out = numpy().empty(self.shape, dtype)
-        flat = memoryview(out).cast("B") if out.size else memoryview(b"")
-        at = 0
-        for piece in self.iter_read(max_nbytes=max_nbytes, slabs=False):
+        needed); errors as :meth:`read`.  Allocated once the checks and the
+        first chunk have shown the sizes real; filled a row of chunks at a
+        time."""
+        dtype = self.numpy_dtype()
+        out, flat, at = None, memoryview(b""), 0
+        for piece in self.iter_read(max_nbytes=max_nbytes):
+            if out is None:
+                out = numpy().empty(self.shape, dtype)
+                flat = memoryview(out).cast("B")
             flat[at:at + len(piece)] = piece
             at += len(piece)
-        return out
+        return out if out is not None else numpy().empty(self.shape, dtype)
 
     def __getitem__(self, key):
         """The region ``key`` (NumPy basic indexing: integers, slices with
         any step, ``...``) as a ``numpy.ndarray`` of the stored dtype;
         only the chunks the region touches are decoded.  IndexError for an
         index out of range or too many of them, as NumPy."""
-        np = numpy()
-        dtype = self._array_dtype()
+        dtype = self.numpy_dtype()
         ranges, drop = _region(key, self.shape)
         lo = [min(r) if len(r) else 0 for r in ranges]
         hi = [max(r) + 1 if len(r) else 0 for r in ranges]
-        box = np.zeros([h - l for l, h in zip(lo, hi)], dtype)
-        if box.size:
-            self._fill_box(box, lo, hi, dtype)
+        box = self._box(lo, hi, dtype)
         # the box spans each range's first to last index: its steps remain
         picked = box[tuple(0 if d in drop else slice(None, None, r.step)
                            for d, r in enumerate(ranges))]
         return picked.copy() if any(abs(r.step) > 1 for r in ranges) else picked
 
-    def _array_dtype(self):
-        """The NumPy dtype, checked against the typesize (F-b2nd-dtype)."""
-        dtype = self.numpy_dtype()
-        self._check_itemsize(dtype.itemsize, RaiseFirst())
-        return dtype
+    def _check_array(self) -> None:
+        """What every read of the array checks before its chunks: the chunk
+        grid against the frame's chunk count (F-b2nd), then the dtype's
+        width against the typesize where the dtype can be sized
+        (F-b2nd-dtype)."""
+        self.view.nchunks = self._frame.nchunks
+        self._check(fb.ARRAY_RULES)
+        itemsize = self._itemsize()
+        if itemsize is not None:
+            self._check_itemsize(itemsize, RaiseFirst())
+
+    def _chunk(self, ci: int) -> bytes:
+        """Chunk ``ci`` decoded, checked to hold a padded chunk (F-b2nd)."""
+        ts = self._frame.typesize
+        data = self._frame.decompress_chunk(ci)
+        self._check_chunk(ci, len(data), fb.padded_items(self.chunkshape, self.blockshape) * ts,
+                          ts)
+        return data
 
     def _check_itemsize(self, itemsize: int, sink) -> None:
         v = self.view
@@ -208,28 +212,30 @@ class B2nd:
         self._check_itemsize(itemsize, sink)
         return [p.relocated(self.offset, self.path) for p in sink.problems]
 
-    def _fill_box(self, box, lo: Sequence[int], hi: Sequence[int], dtype) -> None:
-        """Copy the items of the box ``lo``..``hi`` (per dimension) from the
-        chunks that hold them."""
-        f = self._frame
-        ts = f.typesize
-        padded = fb.padded_items(self.chunkshape, self.blockshape) * ts
-        self.view.nchunks = f.nchunks
-        self._check(fb.ARRAY_RULES)
+    def _box(self, lo: Sequence[int], hi: Sequence[int], dtype):
+        """The items of the box ``lo``..``hi`` (per dimension), from the
+        chunks that hold them; allocated once the checks and the first
+        chunk have shown the sizes real (those chunks cover every item)."""
+        self._check_array()
+        shape = [h - l for l, h in zip(lo, hi)]
+        if 0 in shape:
+            return numpy().empty(shape, dtype)
+        box = None
         first = [l // c for l, c in zip(lo, self.chunkshape)]
         last = [(h - 1) // c for h, c in zip(hi, self.chunkshape)]
         strides = _strides(self.grid)
         for corner in _grid([b - a + 1 for a, b in zip(first, last)]):
             k = [a + c for a, c in zip(first, corner)]
-            ci = sum(x * s for x, s in zip(k, strides))
-            data = f.decompress_chunk(ci)
-            self._check_chunk(ci, len(data), padded, ts)
-            chunk = _chunk_items(data, self.chunkshape, self.blockshape, dtype)
+            chunk = _chunk_items(self._chunk(sum(x * s for x, s in zip(k, strides))),
+                                 self.chunkshape, self.blockshape, dtype)
+            if box is None:
+                box = numpy().empty(shape, dtype)
             origin = [x * c for x, c in zip(k, self.chunkshape)]
             a = [max(l, o) for l, o in zip(lo, origin)]
             b = [min(h, o + c) for h, o, c in zip(hi, origin, self.chunkshape)]
             box[tuple(slice(x - l, y - l) for x, y, l in zip(a, b, lo))] = \
                 chunk[tuple(slice(x - o, y - o) for x, y, o in zip(a, b, origin))]
+        return box
 
     def _check_chunk(self, ci: int, length: int, padded: int, typesize: int,
                      sink: Collect | None = None) -> None:
