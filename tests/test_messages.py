@@ -187,3 +187,13 @@ def test_inspect_shows_the_header_of_a_chunk_it_stops_at(tmp_path):
     r = cli_runner.blosckit("inspect", path)
     assert r.returncode == 1 and "[H14]" in r.stderr
     assert "version = 5" in r.stdout and "cbytes" in r.stdout
+
+
+def test_a_damaged_header_cbytes_is_named_as_such():
+    """A flipped byte of the frame header's cbytes was reported at its
+    offset but under the path frame.header.nbytes (F-sizes' declared field)."""
+    frame = bytearray(_python_blosc2_frame())
+    at = ff.HEADER.offset("cbytes")
+    frame[at + 1] ^= 0x5A
+    (p,) = [p for p in blosckit.validate(bytes(frame)) if p.severity == "error"]
+    assert (p.rule, p.offset, p.path) == ("F-sizes", at, "frame.header.cbytes")

@@ -454,10 +454,11 @@ def frame_len_matches(v, src, sink):
       needs=(_F + "frame_len",))
 def sizes_sane(v, src, sink):
     if v.nbytes < 0 or v.cbytes < 0:
-        sink(f"negative sizes: nbytes {v.nbytes}, cbytes {v.cbytes}", _at(v, "nbytes"))
+        field = "nbytes" if v.nbytes < 0 else "cbytes"
+        sink(f"negative sizes: nbytes {v.nbytes}, cbytes {v.cbytes}", _at(v, field), _F + field)
     elif not v.sparse and v.header_len + v.cbytes > v.frame_len:
         sink(f"the chunks section ({v.cbytes} bytes after the {v.header_len}-byte header) "
-             f"runs past the frame ({v.frame_len})", _at(v, "cbytes"))
+             f"runs past the frame ({v.frame_len})", _at(v, "cbytes"), _F + "cbytes")
 
 
 @rule("F-typesize", "error", _F + "typesize", "frame.md#rules", "typesize > 0")
