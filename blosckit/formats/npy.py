@@ -134,6 +134,15 @@ def npy_descr(dtype: str):
     return text
 
 
+def b2nd_itemsize(dtype: str) -> int | None:
+    """Bytes per item of a ``b2nd`` dtype string where it can be told (with
+    NumPy any dtype, without it the simple type strings), else None."""
+    try:
+        return itemsize(npy_descr(dtype))
+    except (ValueError, FormatError):       # FormatError: Python objects
+        return None
+
+
 def write_header(descr, shape: tuple[int, ...]) -> bytes:
     """A version 1.0 .npy header for a C-order array of ``descr`` items (a
     type string, or a record type's field list) and ``shape``, padded (spaces, then a newline) so the data starts at a

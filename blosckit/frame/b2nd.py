@@ -172,7 +172,7 @@ class B2nd:
         (F-b2nd-dtype)."""
         self.view.nchunks = self._frame.nchunks
         self._check(fb.ARRAY_RULES)
-        itemsize = self._itemsize()
+        itemsize = npy.b2nd_itemsize(self.dtype)
         if itemsize is not None:
             self._check_itemsize(itemsize, RaiseFirst())
 
@@ -195,17 +195,9 @@ class B2nd:
         finally:
             v.itemsize = v.typesize = None
 
-    def _itemsize(self) -> int | None:
-        """The dtype's item size where it can be told (NumPy, or a simple
-        type string without it), else None."""
-        try:
-            return npy.itemsize(npy.npy_descr(self.dtype))
-        except (ValueError, FormatError):
-            return None
-
     def dtype_problems(self) -> list[Problem]:
         """F-b2nd-dtype (for the validator), as reading the array checks it."""
-        itemsize = self._itemsize()
+        itemsize = npy.b2nd_itemsize(self.dtype)
         if itemsize is None:
             return []                   # not sized here: nothing to compare
         sink = Collect()

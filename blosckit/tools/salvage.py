@@ -686,7 +686,7 @@ def _array_plan(h: _Header, chunks: list[_Found], n_input: int,
         dtype = None if m is None or m.dtype is None else m.dtype.dtype.decode()
         view = fb.B2ndView(m)
         RaiseFirst().run(fb.META_RULES, view, raw)
-        itemsize = ts if dtype is None else _sized(dtype)
+        itemsize = ts if dtype is None else npy.b2nd_itemsize(dtype)
         if ts is None or (itemsize is not None and itemsize != ts):
             why = f"its dtype {dtype!r} does not fit the frame's typesize {ts}"
     except UnicodeDecodeError:
@@ -724,13 +724,6 @@ def _drop_array(meta: dict[str, bytes], name: str, why: str, report: SalvageRepo
     report.dropped.append(Dropped("metalayers", None, None,
                                   f"the {name} metalayer disagrees with the frame: {why}; "
                                   "the chunks are kept as a frame without an array"))
-
-
-def _sized(dtype: str) -> int | None:
-    try:
-        return npy.itemsize(npy.npy_descr(dtype))
-    except (ValueError, FormatError):
-        return None
 
 
 def _place_array(chunks: list[_Found], h: _Header, plan: _ArrayPlan,
