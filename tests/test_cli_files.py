@@ -1129,13 +1129,15 @@ def test_salvage_rebuilds_a_frame_python_blosc2_opens(broken_frames, what):
                for line in r.stdout.splitlines())
     s = blosc2.open(str(out))
     got = [s.decompress_chunk(i) for i in range(s.nchunks)]
-    want = [c for i, c in enumerate(chunks) if not (what.endswith("bad-chunk") and i == 3)]
+    lost = what.endswith("bad-chunk")          # chunk 3: zeros keep its place
+    want = [bytes(len(c)) if lost and i == 3 else c for i, c in enumerate(chunks)]
     assert got == want
     assert s.meta.keys() == ["m1", "m2"]
     if what == "junk-index":                  # the trailer is intact: vlmetalayers kept
         assert s.vlmeta.getall() == {"author": "me", "n": [1, 2]}
     assert blosckit.validate(out.read_bytes()) == []
-    assert sum(line.startswith("chunk ") for line in r.stdout.splitlines()) == len(want)
+    assert sum(line.startswith("chunk ") for line in r.stdout.splitlines()) == len(want) - lost
+    assert sum(line.startswith("lost chunk 3: ") for line in r.stdout.splitlines()) == lost
 
 
 def test_salvage_json(broken_frames):
@@ -1145,13 +1147,15 @@ def test_salvage_json(broken_frames):
     rep = json.loads(r.stdout)
     assert rep["file"] == str(paths["junk-index-bad-chunk"]) and rep["output"] == str(out)
     assert rep["intact"] is False and rep["chunksize"] == 40_000
-    assert [x["index"] for x in rep["recovered"]] == list(range(len(chunks) - 1))
+    assert [x["index"] for x in rep["recovered"]] == [i for i in range(len(chunks)) if i != 3]
+    assert [x["index"] for x in rep["lost"]] == [3]
+    assert rep["lost"][0]["region"] == [[3 * 40_000, 4 * 40_000]]
     assert all(x["nbytes"] == len(c) for x, c in
                zip(rep["recovered"], [c for i, c in enumerate(chunks) if i != 3]))
     assert rep["damage"] and all({"offset", "path", "rule", "message"} <= set(d)
                                  for d in rep["damage"])
     assert rep["dropped"]
-    assert blosc2.open(str(out)).nchunks == len(chunks) - 1
+    assert blosc2.open(str(out)).nchunks == len(chunks)
 
 
 def test_salvage_an_intact_frame_keeps_its_data(samples, broken_frames):
@@ -1206,13 +1210,29 @@ def test_inspect_chunk_past_the_last_chunk_is_a_usage_error(samples):
     no_traceback(r)
 
 
-@pytest.mark.parametrize("cmd", ["scan", "salvage", "compress"])
+@pytest.mark.parametrize("cmd", ["scan", "compress"])
 def test_sparse_frame_directory_where_a_file_is_needed(samples, tmp_path, cmd):
     extra = [] if cmd == "scan" else [tmp_path / "out"]
     r = run(cmd, samples["sframe"].path, *extra)
     assert r.returncode in (1, 2), r.stderr
     no_traceback(r)
     assert str(samples["sframe"].path) in r.stderr
+
+
+def test_salvage_takes_a_sparse_frame_directory(samples, tmp_path):
+    """A sparse frame (python-blosc2's) is salvaged into a contiguous frame
+    python-blosc2 opens with the same data."""
+    out = tmp_path / "out.b2frame"
+    r = run("salvage", samples["sframe"].path, out)
+    assert r.returncode == 0, r.stderr
+    no_traceback(r)
+    assert "intact" in r.stderr and "file 00000000.chunk" in r.stdout
+    theirs = blosc2.open(str(samples["sframe"].path))
+    ours = blosc2.open(str(out))
+    assert ours.nchunks == theirs.nchunks
+    assert [ours.decompress_chunk(i) for i in range(ours.nchunks)] == \
+        [theirs.decompress_chunk(i) for i in range(theirs.nchunks)]
+    assert blosckit.validate(out.read_bytes()) == []
 
 
 # ---------------------------------------------------------------------------

@@ -129,7 +129,9 @@ def test_sigterm_leaves_no_partial_out(tmp_path):
 def test_a_broken_pipe_ends_quietly():
     """``blosckit info FILES | head -1``: no message about lost stderr, and
     the status a command killed by SIGPIPE has (as other tools)."""
-    files = sorted(str(p) for p in SAMPLES.glob("*")) * 200
+    # Blosc files only: make_samples.py rightly gets an error line on stderr,
+    # written before or after the pipe breaks (a race, not the point here)
+    files = sorted(str(p) for p in SAMPLES.glob("*") if p.suffix != ".py") * 200
     cmd = f"{sys.executable} -m blosckit info {' '.join(files)} | head -1"
     r = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], capture_output=True,
                        text=True)

@@ -11,6 +11,7 @@ with the reason, and the scan for chunks goes through it.
 """
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass
 
 from ..chunk import read as _chunk
@@ -19,7 +20,8 @@ from ..formats import enums
 from ..formats import frame as ff
 from ..formats.describe import chunk_codec
 from ..frame.read import open_frame
-from .salvage import SCAN_MAX_NBYTES, Source, _load, _scan
+from .salvage.chunks import SCAN_MAX_NBYTES, Source, load
+from .salvage.chunks import scan as scan_chunks
 
 __all__ = ["Found", "scan"]
 
@@ -75,10 +77,14 @@ def scan(src: Source, *, max_nbytes: int = SCAN_MAX_NBYTES) -> list[Found]:
     offset order.  Chunks inside a frame that opens are part of it and not
     listed; ``max_nbytes`` bounds the decoded size of a chunk candidate (a
     false candidate must not make the scan allocate gigabytes)."""
-    mv = _load(src)
+    inp = load(src)
+    if inp.directory is not None:
+        raise IsADirectoryError(f"{src}: a directory (scan takes one blob)")
+    mv = inp.mv
     frames: list[Found] = []
-    whole = isinstance(mv.obj, bytes) and len(mv.obj) == len(mv)
-    data: bytes = mv.obj if whole else bytes(mv)      # type: ignore[assignment]
+    # a file is mapped: searched in place, never copied
+    whole = isinstance(mv.obj, (bytes, mmap.mmap)) and len(mv.obj) == len(mv)
+    data = mv.obj if whole else bytes(mv)
     pos = data.find(ff.MAGIC, 2)
     while pos != -1:
         found = _frame_at(mv, pos - 2)
@@ -90,7 +96,7 @@ def scan(src: Source, *, max_nbytes: int = SCAN_MAX_NBYTES) -> list[Found]:
     start = 0
     for stop, after in [(f.offset, f.offset + f.size) for f in frames if f.error is None] \
             + [(len(mv), len(mv))]:
-        for c in _scan(mv, start, stop, None, max_nbytes):
+        for c in scan_chunks(mv, start, stop, None, max_nbytes):
             assert c.offset is not None
             out.append(Found("chunk", c.offset, len(c.data), c.nbytes, _chunk_summary(c.data)))
         start = max(start, after)

@@ -1,0 +1,110 @@
+"""Salvaging damaged Blosc2 frames.
+
+:func:`salvage` rebuilds a valid contiguous frame from a damaged one (a
+truncated file, a corrupted offsets index, trailer or header, corrupted
+chunks; a contiguous frame or a sparse frame directory) and keeps every
+chunk that still decodes, at its place.  Two routes find chunks
+(:mod:`.chunks`):
+
+* **index**: the header gives ``header_len`` and ``cbytes``, the offsets
+  index right after the chunks section decodes to one int64 per chunk, and
+  each entry is read and decoded as a frame reader would (this is the only
+  route for an undamaged frame);
+* **scan**: where the index (or the header locating it) is unusable, the
+  input is scanned for Blosc chunk headers.  A candidate must pass cheap
+  header checks (version 1..6, non-negative int32 sizes, ``cbytes`` fitting
+  in the input, the frame's typesize when the header gives it), found by one
+  regular expression over the bytes, before it is decoded; an accepted
+  chunk is skipped whole.  In a sparse frame, the chunk files are taken by
+  number.
+
+Chunks after the chunks section are not data: the offsets index and the
+trailer's vlmetalayer values.  With a readable header the section ends at
+``header_len + cbytes``; without one, a chunk preceded by a msgpack bin32
+marker whose length is its ``cbytes`` is a (vl)metalayer value, and a chunk
+of int64 values (typesize 8) that are special offsets or point below
+itself, at least half of them at chunks found before it, is the offsets
+index (everything after it is trailer).  :mod:`.place` puts the chunks at
+their places; :mod:`.header` keeps each metalayer and vlmetalayer that
+reads.
+"""
+from __future__ import annotations
+
+from ...chunk.special import compress_special
+from ...errors import FormatError
+from ...frame.build import build_frame
+from ...frame.read import open_frame
+from .chunks import SCAN_MAX_NBYTES, Chunks, Input, Source, find_chunks, load
+from .header import Header, keep_vlmetalayers, read_header
+from .place import array_plan, place
+from .report import Damage, Dropped, Recovered, SalvageReport
+
+__all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_MAX_NBYTES"]
+
+
+def salvage(src: Source) -> tuple[bytes, SalvageReport]:
+    """Rebuild a valid contiguous frame from a damaged one.
+
+    ``src``: bytes-like, a path to a frame file (mapped, not read whole) or
+    to a sparse frame directory (OSError when unreadable).  Returns the new
+    frame (bytes, written by :func:`blosckit.build_frame`; python-blosc2
+    opens it) and a :class:`SalvageReport`: per recovered chunk its index
+    in the new frame, where it was in the input and how it was found; each
+    lost chunk whose place is kept by a placeholder of zeros
+    (``lost_regions``); what was dropped and why; the damage (FormatErrors)
+    met.  The output keeps the input's kind: a b2nd array its shape, dtype
+    and grid places; a frame of varying chunk sizes stays one; each
+    metalayer and vlmetalayer that reads is kept, each one that does not is
+    dropped on its own.  Never raises for bytes input: garbage gives an
+    empty frame and ``report.nothing_found``.
+
+    Limits: the scan takes chunks in input order (a frame whose index
+    reorders chunks, after inserts, loses that order once the index is
+    gone), and after a stretch of lost bytes it places only a run of chunks
+    that ends the chunks section; special chunks (zeros, NaN, uninit) live
+    only in the index and are lost with it; a corrupted chunk that still
+    decodes (Blosc has no checksum) is kept; a header whose cbytes field is
+    wrong but plausible cuts the section short (the chunks after it are
+    reported as dropped).
+    """
+    inp = load(src)
+    report = SalvageReport()
+    opened = False
+    try:
+        with open_frame(src if inp.directory is not None else inp.mv):
+            opened = True
+    except FormatError as e:
+        report.damage.append(Damage.of(e))
+    except OSError as e:                    # a sparse frame's index file is gone
+        report.notes.append(f"the sparse frame does not open: {e}")
+    h = read_header(inp.mv, report)
+    got = Chunks(slots=[]) if opened and h.nbytes == 0 else find_chunks(inp, h, report)
+    found = got.found()
+    plan = array_plan(h, found, len(inp.mv), report)
+    chunks, size = place(got, h, plan, report)
+    _count_missing(h, len(found), report)
+    meta = _keep_metalayers(h, report)
+    vl = keep_vlmetalayers(inp.mv, h, got.index_end, report) if inp.mv else {}
+    report.chunksize = size
+    empty = None
+    if plan is not None and not chunks:     # an array without items: its item size
+        empty = compress_special("zeros", 0, typesize=plan.typesize)
+    out = build_frame(chunks, metalayers=meta or None, vlmetalayers=vl or None,
+                      chunksize=size if chunks else None, empty_chunk=empty)
+    if report.nothing_found:
+        report.notes.append("no intact chunk was found")
+    return out, report
+
+
+def _count_missing(h: Header, found: int, report: SalvageReport) -> None:
+    """Say so when the header announces more chunks than were found."""
+    want = h.nchunks()
+    if want is not None and found < want:
+        report.notes.append(f"the header announces {want} chunks, {found} were found intact")
+
+
+def _keep_metalayers(h: Header, report: SalvageReport) -> dict[str, bytes]:
+    if h.metalayers is None:
+        report.metalayers_kept = False
+        return {}
+    return h.metalayers
