@@ -587,13 +587,16 @@ def _unmap(mv: memoryview, close) -> None:
         pass
 
 
-def special_chunk(kind: str, size: int, typesize: int) -> bytes:
+def special_chunk(kind: str, size: int, typesize: int, blocksize: int | None = None) -> bytes:
     """The special chunk a special entry of the frame stands for (``size``
-    bytes of ``kind``, items of the frame's ``typesize``; F-special passed)."""
+    bytes of ``kind``, items of the frame's ``typesize``; F-special passed),
+    recording ``blocksize`` (bytes; default: C-Blosc2's default parameters'),
+    as an array's chunks record their blocks' size."""
     # C-Blosc2 caps a typesize above 255 to 1; zeros of partial items
     # (which it cannot build) are the same zeros with typesize 1
     ts = typesize if typesize <= 255 and size % typesize == 0 else 1
-    return compress_special(kind, size, typesize=ts)
+    return compress_special(kind, size, typesize=ts,
+                            blocksize=None if blocksize is None else min(blocksize, size))
 
 
 def _special_bytes(kind: str, size: int, typesize: int) -> bytes:

@@ -114,6 +114,11 @@ class Found:
     def blocksize(self) -> int:
         return fc.raw_header(self.data).blocksize
 
+    @property
+    def special(self) -> bool:
+        """A special chunk (zeros, NaN, a value, uninit): no blocks stored."""
+        return fc.stored_chunk(self.data).special != 0
+
 
 @dataclass
 class Chunks:
@@ -219,7 +224,8 @@ def _by_index(inp: Input, h: Header, index: _Index, report: SalvageReport) -> Ch
                 sink.run(ff.SPECIAL_RULES, e, mv)
                 assert e.kind is not None and size is not None
                 try:
-                    chunk = special_chunk(e.kind, size, e.typesize)
+                    # the header's block size: an array's chunks record it
+                    chunk = special_chunk(e.kind, size, e.typesize, h.blocksize)
                 except ValueError as err:      # a kind no chunk of these items can be
                     report.dropped.append(Dropped("chunk", None, None, f"special entry {i}: "
                                                   f"{err}", i))
@@ -457,35 +463,63 @@ def _report_gaps(data: list[Found], start: int, stop: int, report: SalvageReport
 
 def _fill_failed(mv: memoryview, h: Header, got: Chunks, report: SalvageReport) -> None:
     """Scan the chunks section for intact chunks no index entry reaches
-    (orphans).  When there are exactly as many orphans as failed entries,
-    they take those slots in offset order (a compacted frame stores chunks
-    in index order); otherwise they are dropped."""
+    (orphans), stretch by stretch between the chunks the index did reach.
+    A compacted frame stores chunks in index order: when a stretch lies
+    between chunks i and j and holds as many orphans as entries between i
+    and j failed, they take those places in order; the other orphans are
+    dropped (nothing tells their place)."""
     slots = got.slots
     assert slots is not None
     sec = h.section(len(mv))
-    failed = [i for i, s in enumerate(slots) if s is None]
     if sec is None:
         return
-    # an orphan lies between the chunks the index did reach
-    known = sorted((s.offset, s.end) for s in slots if s is not None and s.offset is not None)
-    orphans: list[Found] = []
-    pos = sec[0]
-    for a, b in known + [(sec[1], sec[1])]:
+    known = sorted((s.offset, s.end, i) for i, s in enumerate(slots)
+                   if s is not None and s.offset is not None)
+    failed = {i for i, s in enumerate(slots) if s is None}
+    pos, before = sec[0], -1
+    for a, b, i in known + [(sec[1], sec[1], len(slots))]:
         if a > pos:
-            orphans += scan(mv, pos, a, h.typesize, max(h.chunksize or 0, SCAN_MAX_NBYTES))
-        pos = max(pos, b)
-    if orphans and len(orphans) == len(failed):
-        for i, f in zip(failed, orphans):
-            f.source_index = i
-            slots[i] = f
-            got.hints.pop(i, None)
-            report.notes.append(f"chunk found by scan at {f.offset} takes the place of "
-                                f"failed index entry {i}")
-            report.dropped[:] = [d for d in report.dropped if d.source_index != i]
-    else:
-        for f in orphans:
-            report.dropped.append(Dropped("chunk", f.offset, len(f.data),
-                                          "intact, but no index entry says where it belongs"))
+            orphans = scan(mv, pos, a, h.typesize, max(h.chunksize or 0, SCAN_MAX_NBYTES))
+            places = sorted(k for k in failed if before < k < i) if before < i else []
+            if orphans and len(orphans) == len(places):
+                for k, f in zip(places, orphans):
+                    f.source_index = k
+                    slots[k] = f
+                    failed.discard(k)
+                    got.hints.pop(k, None)
+                    report.notes.append(f"chunk found by scan at {f.offset} takes the place "
+                                        f"of failed index entry {k}")
+                    report.dropped[:] = [d for d in report.dropped if d.source_index != k]
+            else:
+                for f in orphans:
+                    report.dropped.append(Dropped("chunk", f.offset, len(f.data), "intact, "
+                                                  "but no index entry says where it belongs"))
+        pos, before = max(pos, b), i
+
+
+def _fill_failed_files(inp: Input, h: Header, got: Chunks, report: SalvageReport) -> None:
+    """A sparse frame's failed entries take the chunk files no entry
+    reached (orphans): the file numbered as the entry's place, else, when
+    there are as many orphans as failed entries, the orphans in number
+    order (python-blosc2 numbers a frame's chunk files as it appends)."""
+    slots = got.slots
+    assert slots is not None
+    used = {f.file for f in slots if f is not None}
+    failed = [i for i, s in enumerate(slots) if s is None]
+    orphans = {f.file: f for f in _by_file(inp, h, SalvageReport()).found() if f.file not in used}
+    pairs = [(i, ff.chunk_file_name(i)) for i in failed if ff.chunk_file_name(i) in orphans]
+    if not pairs and len(orphans) == len(failed):
+        pairs = list(zip(failed, sorted(orphans)))
+    for i, name in pairs:
+        f = orphans.pop(name)
+        f.source_index = i
+        slots[i] = f
+        got.hints.pop(i, None)
+        report.notes.append(f"chunk file {name} takes the place of failed index entry {i}")
+        report.dropped[:] = [d for d in report.dropped if d.source_index != i]
+    for name in orphans:
+        report.dropped.append(Dropped("chunk", None, None, f"chunk file {name} is intact, but "
+                                      "no index entry says where it belongs"))
 
 
 def _by_file(inp: Input, h: Header, report: SalvageReport) -> Chunks:
@@ -499,7 +533,7 @@ def _by_file(inp: Input, h: Header, report: SalvageReport) -> Chunks:
         try:
             raw = inp.chunk_file(n)
             f = _decode(raw, 0, _chunk.chunk_sizes(raw[:_LEN_CHUNK_HEAD])[1],
-                        h.chunksize or SCAN_MAX_NBYTES, f"frame.chunks[{n}]")
+                        max(h.chunksize or 0, SCAN_MAX_NBYTES), f"frame.chunks[{n}]")
         except (OSError, FormatError) as e:
             if isinstance(e, FormatError):
                 report.damage.append(Damage.of(e))
@@ -527,6 +561,9 @@ def find_chunks(inp: Input, h: Header, report: SalvageReport) -> Chunks:
         return _scan_route(inp.mv, h, report)
     got = _by_index(inp, h, index, report)
     assert got.slots is not None
-    if inp.directory is None and any(s is None for s in got.slots):
-        _fill_failed(inp.mv, h, got, report)
+    if any(s is None for s in got.slots):
+        if inp.directory is None:
+            _fill_failed(inp.mv, h, got, report)
+        else:
+            _fill_failed_files(inp, h, got, report)
     return got

@@ -29,6 +29,7 @@ class Header:
     cbytes: int | None = None
     typesize: int | None = None
     chunksize: int | None = None
+    blocksize: int | None = None
     variable: bool = False
     metalayers: dict[str, bytes] | None = None
     meta_at: dict[str, int] = field(default_factory=dict)   # where each value's bytes start
@@ -87,6 +88,8 @@ def read_header(mv: memoryview, report: SalvageReport) -> Header:
     cs = read_field(mv, con, "chunksize")
     h.chunksize = cs if cs is not None and cs > 0 else None
     h.variable = cs == 0 and bool(h.nbytes)
+    bs = read_field(mv, con, "blocksize")
+    h.blocksize = bs if bs is not None and bs > 0 else None
     h.header_len = _metalayers(mv, h, header_len, report)
     return h
 

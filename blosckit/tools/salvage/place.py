@@ -19,12 +19,13 @@ the chunk had, named in the report:
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from ...chunk.encode import MAX_BUFFERSIZE
+from ...chunk.encode import MAX_BUFFERSIZE, compress
 from ...chunk.special import compress_special
 from ...chunk.vlblocks import compress_vlblocks
 from ...errors import FormatError
@@ -86,6 +87,8 @@ def array_plan(h: Header, chunks: list[Found], n_input: int,
         itemsize = ts if dtype is None else npy.b2nd_itemsize(dtype)
         if ts is None or (itemsize is not None and itemsize != ts):
             why = f"its dtype {dtype!r} does not fit the frame's typesize {ts}"
+        elif itemsize is None and m is not None and m.dtype.dtype_format == 0 and _HAVE_NUMPY:
+            why = f"its dtype {dtype!r} is no NumPy dtype (python-blosc2 cannot read the array)"
     except UnicodeDecodeError:
         why = "its dtype string is not UTF-8"
     except FormatError as e:
@@ -139,6 +142,7 @@ class _Frame:
     typesize: int
     blocksize: int | None
     vl_blocks: bool = False           # its chunks hold variable-length blocks
+    array: bool = False               # a b2nd array's chunks
 
     @property
     def variable(self) -> bool:
@@ -150,7 +154,7 @@ def _frame_kind(got: Chunks, h: Header, plan: ArrayPlan | None,
     found = got.found()
     if plan is not None:
         return _Frame(math.prod(plan.grid), lambda k: plan.padded, plan.padded,
-                      plan.typesize, plan.blocksize)
+                      plan.typesize, plan.blocksize, array=True)
     if not found:
         return None
     ts = h.typesize or Counter(f.typesize for f in found).most_common(1)[0][0]
@@ -209,8 +213,7 @@ def _scan_places(got: Chunks, kind: _Frame, report: SalvageReport) -> list[Found
             # took a chunk's place or came in between, nothing tells
             broken = True
             report.dropped.append(Dropped("chunk", f.offset, len(f.data),
-                                          f"holds {f.nbytes} bytes, the chunk at place {k} "
-                                          f"{kind.size(k)}", f.source_index))
+                                          _misfit(kind, k, f), f.source_index))
     if rest and kind.total is not None and end is not None:
         tail: list[Found] = []
         at = end
@@ -236,12 +239,23 @@ def _scan_places(got: Chunks, kind: _Frame, report: SalvageReport) -> list[Found
 
 
 def _fits(kind: _Frame, k: int, f: Found, last_ok: bool = False) -> bool:
-    """Whether ``f`` can be the chunk at place ``k`` (its decoded size);
-    ``last_ok``: a shorter chunk may end a frame whose count is unknown."""
+    """Whether ``f`` can be the chunk at place ``k`` (its decoded size; in
+    an array, a stored chunk's blocks are the array's: C-Blosc2's array
+    reader goes by them); ``last_ok``: a shorter chunk may end a frame
+    whose count is unknown."""
+    if kind.array and f.offset is not None and not f.special and \
+            f.blocksize != kind.blocksize:
+        return False
     want = kind.size(k)
     if want is None:
         return True
     return f.nbytes == want or (last_ok and kind.total is None and 0 < f.nbytes < want)
+
+
+def _misfit(kind: _Frame, k: int, f: Found) -> str:
+    if f.nbytes != kind.size(k) and kind.size(k) is not None:
+        return f"holds {f.nbytes} bytes, the chunk at place {k} {kind.size(k)}"
+    return f"its blocks are {f.blocksize} bytes, the array's {kind.blocksize}"
 
 
 def place(got: Chunks, h: Header, plan: ArrayPlan | None,
@@ -256,8 +270,7 @@ def place(got: Chunks, h: Header, plan: ArrayPlan | None,
     for k, f in enumerate(slots):
         if f is not None and not _fits(kind, k, f, last_ok=k == len(slots) - 1):
             report.dropped.append(Dropped("chunk", f.offset, len(f.data),
-                                          f"holds {f.nbytes} bytes, the chunk at place {k} "
-                                          f"{kind.size(k)}", f.source_index))
+                                          _misfit(kind, k, f), f.source_index))
             slots[k] = None
     total = len(slots) if kind.total is None else kind.total
     for f in slots[total:]:
@@ -279,6 +292,12 @@ def place(got: Chunks, h: Header, plan: ArrayPlan | None,
                                         else ((pos, pos + size),)))
         else:
             chunk, size = f.data, f.nbytes
+            if kind.array and f.special and f.blocksize != kind.blocksize:
+                # a special entry rebuilt with a damaged header's block
+                # size: an array's chunks record its blocks' size
+                chunk = bytearray(chunk)
+                fc.HEADER.put(chunk, "blocksize", min(kind.blocksize or size, size), 0)
+                chunk = bytes(chunk)
             report.recovered.append(Recovered(k, f.offset, f.nbytes, f.found_by,
                                               f.source_index, f.file))
         out.append(chunk)
@@ -299,8 +318,14 @@ def _zeros(size: int, kind: _Frame) -> bytes:
         else 1
     if kind.vl_blocks:
         return compress_vlblocks([bytes(size)] if size else [], typesize=ts)
+    if ts != kind.typesize and not kind.variable:
+        # partial items: C-Blosc2 rebuilds no special entry of them (V16),
+        # so the zeros are stored (level 0: copied)
+        return compress(bytes(size), typesize=min(kind.typesize, _MAX_TYPESIZE), clevel=0)
     return compress_special("zeros", size, typesize=ts, blocksize=None
                             if kind.blocksize is None else min(kind.blocksize, size))
 
 
 _MAX_TYPESIZE = fc.HEADER["typesize"].mask      # a chunk header's typesize byte
+# a dtype string NumPy cannot read is damage only where NumPy can say so
+_HAVE_NUMPY = importlib.util.find_spec("numpy") is not None
