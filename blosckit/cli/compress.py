@@ -11,6 +11,7 @@ from ..chunk.encode import MAX_BUFFERSIZE, compress
 from ..errors import FormatError
 from ..formats import npy
 from ..frame import b2nd
+from ..frame.shapes import default_shapes
 from ..frame.writer import FrameWriter
 from .output import Output, check_output, write_output
 from .progress import Progress
@@ -18,7 +19,7 @@ from .report import EXIT_OK, UsageError
 from .source import load_file
 
 B2ND_SUFFIX = ".b2nd"              # an OUT so named gets a b2nd frame of a .npy input
-FRAME_CHUNK_BYTES = b2nd.CHUNK_BYTES   # default --chunksize (rounded to whole items)
+FRAME_CHUNK_BYTES = 4 << 20   # default --chunksize (rounded to whole items)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,9 +121,9 @@ def _compress_b2nd(data: memoryview, header: dict | None, typesize: int | None,
 
 def _b2nd_shapes(shape: tuple[int, ...], typesize: int | None, args: argparse.Namespace
                  ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The chunk and block shapes: given, or the defaults, one extent per dimension."""
-    chunks = args.chunkshape or b2nd.default_shape(shape, typesize, b2nd.CHUNK_BYTES)
-    blocks = args.blockshape or b2nd.default_shape(chunks, typesize, b2nd.BLOCK_BYTES)
+    """The chunk and block shapes: given, or python-blosc2's, one extent per dimension."""
+    chunks, blocks = default_shapes(shape, typesize, chunkshape=args.chunkshape,
+                                    blockshape=args.blockshape)
     for name, ext in (("--chunkshape", chunks), ("--blockshape", blocks)):
         if len(ext) != len(shape):
             raise UsageError(f"{name} has {len(ext)} extents, the array {len(shape)} "

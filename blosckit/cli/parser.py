@@ -186,11 +186,11 @@ def _compress_layout(s: argparse.ArgumentParser) -> None:
                         "multiple of the typesize)")
     s.add_argument("--chunkshape", type=shape, default=None, metavar="N,N,...",
                    help="items per chunk along each dimension: write the .npy array as a "
-                        "b2nd frame (also the default for an OUT ending in .b2nd; default "
-                        "shape: up to 4 MiB per chunk)")
+                        "b2nd frame (also the default for an OUT ending in .b2nd; default: "
+                        "python-blosc2's choice for the array on this machine)")
     s.add_argument("--blockshape", type=shape, default=None, metavar="N,N,...",
-                   help="items per block along each dimension (b2nd; default: up to 32 KiB "
-                        "per block)")
+                   help="items per block along each dimension (b2nd; default: "
+                        "python-blosc2's choice)")
 
 
 def _fuzz(add: AddCommand) -> None:

@@ -21,6 +21,7 @@ from ..formats import npy
 from ..formats.chunk import check_output_cap
 from ..formats.rules import Collect, RaiseFirst
 from .build import build_frame
+from .shapes import default_shapes
 
 try:
     import numpy as _np
@@ -396,7 +397,8 @@ def _flat(runs) -> array_:
     return out
 
 
-def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
+def compress_b2nd(src, *, chunkshape: Sequence[int] | None = None,
+                  blockshape: Sequence[int] | None = None,
                   shape: Sequence[int] | None = None, dtype: str | None = None,
                   typesize: int | None = None, codec: str = "zstd", clevel: int = 1,
                   filters=("shuffle",), nthreads: int = 1,
@@ -408,7 +410,9 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
     ``src``: the items in C order, a NumPy array of any memory order
     (``shape``, ``dtype`` and ``typesize`` default to its own) or any bytes-like with ``shape`` and
     ``dtype`` (a NumPy type string such as ``"<f8"``) given.  ``chunkshape``
-    and ``blockshape`` are in items per dimension; each chunk is stored
+    and ``blockshape`` are in items per dimension; each left None is the one
+    python-blosc2 picks for the same array on this machine
+    (:func:`~blosckit.frame.shapes.default_shapes`).  Each chunk is stored
     padded with zeros up to whole blocks, and blocks of
     ``prod(blockshape) * typesize`` bytes.  The default codec and level are
     python-blosc2's for arrays."""
@@ -428,7 +432,9 @@ def compress_b2nd(src, *, chunkshape: Sequence[int], blockshape: Sequence[int],
         data = memoryview(b"")          # a view with a 0 extent cannot be cast
     else:
         data = view.cast("B") if view.ndim != 1 or view.format != "B" else view
-    shape, chunkshape, blockshape = tuple(shape), tuple(chunkshape), tuple(blockshape)
+    shape = tuple(shape)
+    chunkshape, blockshape = default_shapes(shape, typesize, chunkshape=chunkshape,
+                                            blockshape=blockshape)
     meta = b2nd_meta(shape, chunkshape, blockshape, dtype)
     if data.nbytes != math.prod(shape) * typesize:
         raise ValueError(f"{data.nbytes} bytes of data for shape {shape} of {typesize}-byte "
@@ -472,18 +478,3 @@ def chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
         layout.copy(corner, buf, src, to_chunk=True)
         out.append(bytes(buf))
     return out
-
-
-def default_shape(shape: Sequence[int], itemsize: int, limit: int) -> tuple[int, ...]:
-    """``shape`` with its largest extent halved (rounding up) until it holds
-    at most ``limit`` bytes of ``itemsize``-byte items (or is all ones); a
-    0 extent becomes 1 (C-Blosc2 wants chunk and block extents for it)."""
-    out = [max(1, s) for s in shape]
-    while math.prod(out) * itemsize > limit and max(out, default=1) > 1:
-        d = out.index(max(out))
-        out[d] = -(-out[d] // 2)
-    return tuple(out)
-
-
-CHUNK_BYTES = 4 << 20      # default chunk: the CLI's chunk size for flat frames
-BLOCK_BYTES = 32 << 10     # default block: fits a core's L1/L2 cache

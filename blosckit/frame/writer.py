@@ -26,6 +26,7 @@ from ..formats import frame as ff
 from ..formats import npy
 from .b2nd import b2nd_meta, chunk_data
 from .build import FrameAssembler, _trailer_body
+from .shapes import default_shapes
 
 __all__ = ["FrameWriter", "B2ndWriter", "compress_frame"]
 
@@ -279,9 +280,11 @@ class B2ndWriter(_Writer):
     """An n-dimensional array written as a b2nd frame (what python-blosc2
     opens as an NDArray) one chunk at a time, for arrays larger than memory.
 
-    ``shape``, ``chunkshape`` and ``blockshape`` are in items per dimension,
-    ``dtype`` a NumPy type (or its string, e.g. ``"<f8"``); the chunk grid
-    is ``ceil(shape / chunkshape)`` per dimension.  :meth:`write_chunk`
+    ``shape``, ``chunkshape`` and ``blockshape`` are in items per dimension
+    (a shape left None is python-blosc2's choice, as in
+    :func:`~blosckit.frame.b2nd.compress_b2nd`), ``dtype`` a NumPy type (or
+    its string, e.g. ``"<f8"``); the chunk grid is ``ceil(shape /
+    chunkshape)`` per dimension.  :meth:`write_chunk`
     takes chunks in any order: each is stored where the file has got to,
     and the offsets index says where each landed.  Chunks never written
     are, at :meth:`close`, an error (``fill=None``, the default) or special
@@ -296,14 +299,16 @@ class B2ndWriter(_Writer):
     """
 
     def __init__(self, path_or_file: str | os.PathLike | BinaryIO, *, shape: Sequence[int],
-                 dtype, chunkshape: Sequence[int], blockshape: Sequence[int],
+                 dtype, chunkshape: Sequence[int] | None = None,
+                 blockshape: Sequence[int] | None = None,
                  codec: str = "zstd", clevel: int = 1, filters: Sequence = ("shuffle",),
                  nthreads: int = 1, metalayers: Mapping[str, bytes] | None = None,
                  fill: str | None = None) -> None:
         self.dtype: str = getattr(dtype, "str", dtype)
-        self.shape, self.chunkshape = tuple(shape), tuple(chunkshape)
-        self.blockshape = tuple(blockshape)
+        self.shape = tuple(shape)
         self.typesize = npy.itemsize(self.dtype)
+        self.chunkshape, self.blockshape = default_shapes(
+            self.shape, self.typesize, chunkshape=chunkshape, blockshape=blockshape)
         meta = b2nd_meta(self.shape, self.chunkshape, self.blockshape, self.dtype)
         self.grid = tuple(fb.chunk_grid(self.shape, self.chunkshape))
         padded = fb.padded_items(self.chunkshape, self.blockshape) * self.typesize
