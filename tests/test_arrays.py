@@ -4,6 +4,8 @@ end through the CLI, raw output in C order, non-contiguous inputs, and the
 same bytes and status from ``decompress`` on a terminal as in a pipe."""
 from __future__ import annotations
 
+import io
+
 import os
 import pty
 import struct
@@ -120,6 +122,22 @@ def test_structured_npy_round_trips_through_the_cli(tmp_path):
     assert theirs.dtype == STRUCT and (theirs[...] == r).all()
     back = np.load(tmp_path / "back.npy")
     assert back.dtype == STRUCT and (back == r).all()
+
+
+def test_structured_arrays_keep_their_fields_through_the_api():
+    """compress_b2nd and B2ndWriter given a record array store its fields
+    as python-blosc2 does (they stored ``|V..``, losing them)."""
+    r = _records(60).reshape(12, 5)
+    whole = blosckit.compress_b2nd(r, chunkshape=(5, 5), blockshape=(2, 5))
+    w = io.BytesIO()
+    with blosckit.B2ndWriter(w, shape=r.shape, dtype=r.dtype, chunkshape=(5, 5),
+                             blockshape=(2, 5)) as out:
+        for i in range(0, 12, 5):          # chunk by chunk, the last one short
+            out.write_chunk((i // 5, 0), r[i:i + 5])
+    for frame in (whole, w.getvalue()):
+        theirs = blosc2.ndarray_from_cframe(frame)
+        assert theirs.dtype == STRUCT and (theirs[...] == r).all()
+        assert blosckit.open_frame(frame).b2nd.numpy_dtype() == STRUCT
 
 
 def test_raw_decompress_of_an_array_is_c_order_unless_stored(tmp_path):

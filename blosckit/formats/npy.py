@@ -118,6 +118,15 @@ def b2nd_dtype(descr) -> str:
     return descr if isinstance(descr, str) else str([tuple(f) for f in descr])
 
 
+def dtype_string(dtype) -> str:
+    """The b2nd dtype string of ``dtype``: a string as it is, a NumPy dtype
+    (anything with ``str``, ``descr`` and ``fields``) as python-blosc2
+    writes it (a record type's fields written out, else its type string)."""
+    if isinstance(dtype, str):
+        return dtype
+    return b2nd_dtype(dtype.descr) if getattr(dtype, "fields", None) else dtype.str
+
+
 def npy_descr(dtype: str):
     """The .npy ``descr`` of a ``b2nd`` dtype string (the inverse of
     :func:`b2nd_dtype`): a record type's field list as a list, any other

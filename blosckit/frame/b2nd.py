@@ -420,7 +420,7 @@ def compress_b2nd(src, *, chunkshape: Sequence[int] | None = None,
     if shape is None:
         shape = view.shape if view.shape is not None else (view.nbytes // view.itemsize,)
     if dtype is None:
-        dtype = getattr(getattr(src, "dtype", None), "str", None)
+        dtype = npy.dtype_string(src.dtype) if hasattr(src, "dtype") else None
         if dtype is None:
             raise ValueError("dtype is needed for a source that is not a NumPy array")
     if typesize is None:

@@ -304,7 +304,7 @@ class B2ndWriter(_Writer):
                  codec: str = "zstd", clevel: int = 1, filters: Sequence = ("shuffle",),
                  nthreads: int = 1, metalayers: Mapping[str, bytes] | None = None,
                  fill: str | None = None) -> None:
-        self.dtype: str = getattr(dtype, "str", dtype)
+        self.dtype: str = npy.dtype_string(dtype)
         self.shape = tuple(shape)
         self.typesize = npy.itemsize(self.dtype)
         self.chunkshape, self.blockshape = default_shapes(
