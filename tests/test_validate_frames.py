@@ -534,3 +534,31 @@ def test_a_filters_meta_byte_python_blosc2_cannot_reapply_is_v23(tmp_path):
     assert [(p.severity, p.rule, p.offset, p.path) for p in blosckit.validate(bytes(frame))] \
         == [("warning", "V23", at, "frame.header.filter_pipeline.filters_meta[0]")]
     assert blosckit.open_frame(bytes(frame)).decompress() == np.arange(3000, dtype="<i4").tobytes()
+
+
+@pytest.mark.parametrize("delta", [-3, -1, 1, 5])
+def test_a_vlmetalayer_length_other_than_its_chunk_s_is_f_vlmeta_len(delta):
+    """The issue's held-out case: a vlmetalayer whose bin32 length is not
+    its chunk's cbytes (shorter or longer).  C-Blosc2 refuses such a frame
+    (asked in a child); validate, the reader and salvage all name it at the
+    length field, and salvage rebuilds the value whole."""
+    fr = _frame()
+    f = blosckit.open_frame(fr)
+    f.vlmetalayers
+    at = f.vlmetalayer_at["v"] - 4
+    bad = bytearray(fr)
+    n = struct.unpack(">I", bad[at:at + 4])[0]
+    bad[at:at + 4] = struct.pack(">I", n + delta)
+    bad = bytes(bad)
+    [verdict] = oracle_verdicts([bad], kind="frame")
+    assert not verdict.b2_ok
+    got = [(p.rule, p.offset, p.path) for p in blosckit.validate(bad)]
+    assert got == [("F-vlmeta-len", at, "frame.trailer.vlmetalayers['v'].len_content")]
+    with pytest.raises(blosckit.FormatError) as e:
+        blosckit.open_frame(bad).vlmetalayers
+    assert (e.value.rule, e.value.offset) == ("F-vlmeta-len", at)
+    out, report = blosckit.salvage(bad)
+    assert (report.damage[0].rule, report.damage[0].offset) == ("F-vlmeta-len", at)
+    assert blosckit.validate(out) == []
+    theirs = blosc2.schunk_from_cframe(out, copy=True)
+    assert theirs.vlmeta["v"] == 3

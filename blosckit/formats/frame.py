@@ -569,6 +569,31 @@ def metalayers_well_formed(v, src, sink):
 
 META_RULES = (metalayers_well_formed,)
 
+
+class VlmetaValueView(NamedTuple):
+    """A vlmetalayer value as stored: its name, where its content (a Blosc
+    chunk) starts, its bin32 length, and the chunk's own cbytes (None when
+    the content is too short for a chunk header: the chunk's rules say)."""
+    name: str
+    at: int
+    len_content: int
+    cbytes: int | None
+
+
+@rule("F-vlmeta-len", "error", "frame.trailer.vlmetalayers[].len_content", "frame.md#rules",
+      "a vlmetalayer value is one whole Blosc chunk: its bin32 length is the chunk's cbytes")
+def vlmeta_value_is_one_chunk(v, src, sink):
+    # C-Blosc2 hands the bin32 content to its decompressor whole, which
+    # refuses any length but the chunk's (measured: python-blosc2 cannot
+    # open such a frame); a shorter length cuts the chunk itself
+    if v.cbytes is not None and v.cbytes != v.len_content:
+        sink(f"the value of {v.name!r} is {v.len_content} bytes long, its chunk "
+             f"{v.cbytes} bytes", v.at - FAST_VALUE_HEAD.size + FAST_VALUE_HEAD.offset(
+                 "len_content"), f"frame.trailer.vlmetalayers[{v.name!r}].len_content")
+
+
+VLMETA_VALUE_RULES = (vlmeta_value_is_one_chunk,)
+
 # ---------------------------------------------------------------------------
 # specs/frame.md#rules -- the trailer
 # ---------------------------------------------------------------------------

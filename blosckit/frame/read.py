@@ -550,7 +550,12 @@ class Frame:
     def vlmetalayers(self) -> dict[str, bytes]:
         """Name -> the stored value, decompressed (python-blosc2 stores msgpack)."""
         out = {}
+        sink = RaiseFirst()
         for name, raw in self.vlmetalayers_raw.items():
+            at = self.vlmetalayer_at[name]
+            cbytes = _chunk.chunk_sizes(raw)[1] if len(raw) >= _LEN_CHUNK_HEADER else None
+            sink.run(ff.VLMETA_VALUE_RULES, ff.VlmetaValueView(name, at, len(raw), cbytes),
+                     self.buffer)
             try:
                 out[name] = _chunk.decompress(raw)
             except FormatError as e:

@@ -9,6 +9,7 @@ from typing import Callable, NamedTuple
 
 from ...chunk import read as _chunk
 from ...errors import FormatError
+from ...formats import chunk as fc
 from ...formats import frame as ff
 from ...formats.layout import ConstMismatch
 from ...formats.rules import RaiseFirst
@@ -132,11 +133,11 @@ class _Section(NamedTuple):
 
 def _section(mv: memoryview, start: int, limit: int, base: int, root: str, what: str,
              report: SalvageReport,
-             check: Callable[[bytes, int], bytes] | None = None) -> _Section | None:
+             check: Callable[[str, bytes, int], bytes] | None = None) -> _Section | None:
     """The metalayer section at ``start`` (value offsets from ``base``, all
     inside ``mv[:limit]``), entry by entry: each entry whose name, offset and
-    value read is kept (``check`` may turn the content into what is kept,
-    or raise FormatError); an entry that does not read is dropped with its
+    value read is kept (``check(name, content, offset)`` may turn the
+    content into what is kept, or raise FormatError); an entry that does not read is dropped with its
     name (the entries after a damaged name have no known place: dropped
     too).  None, the whole section dropped, when its head does not read."""
     try:        # the frame reader's own first error, as every tool reports it
@@ -175,7 +176,7 @@ def _section(mv: memoryview, start: int, limit: int, base: int, root: str, what:
         if problem is None:
             assert content is not None and isinstance(name, str)
             try:
-                values[name] = content if check is None else check(content, value_at)
+                values[name] = content if check is None else check(name, content, value_at)
             except FormatError as e:
                 report.damage.append(Damage.of(e.relocated(0, f"{root}[{name!r}]")))
                 problem = e.message
@@ -268,16 +269,25 @@ def keep_vlmetalayers(mv: memoryview, h: Header, index_end: int | None,
             report.dropped.append(Dropped("vlmetalayers", max(t.tail_at, 0), None,
                                           "the trailer is unreadable"))
             return {}
-    limit = t.tail_at if t.head is not None else n
-
-    def decoded(content: bytes, at: int) -> bytes:
-        # the chunk's own rules, at the chunk's place in the input
+    def decoded(name: str, content: bytes, at: int) -> bytes:
+        # a value is one whole chunk: where its bin32 length is not the
+        # chunk's (F-vlmeta-len, reported), the chunk's own cbytes says
+        head = at + ff.LEN_META_VALUE_HEAD
+        if len(content) >= fc.LEN_HEADER:
+            cbytes = fc.raw_header(content).cbytes
+            if cbytes != len(content):
+                try:
+                    RaiseFirst().run(ff.VLMETA_VALUE_RULES, ff.VlmetaValueView(
+                        name, head, len(content), cbytes), mv)
+                except FormatError as e:
+                    report.damage.append(Damage.of(e))
+                content = bytes(mv[head:head + max(cbytes, 0)])
         try:
             return _chunk.decompress(content)
         except FormatError as e:
-            raise e.relocated(at + ff.LEN_META_VALUE_HEAD, "") from None
+            raise e.relocated(head, "") from None
 
-    section = _section(mv, start + ff.LEN_TRAILER_HEAD, limit, start,
+    section = _section(mv, start + ff.LEN_TRAILER_HEAD, n, start,
                        "frame.trailer.vlmetalayers", "vlmetalayer", report, decoded)
     if section is None or not section.whole:
         report.vlmetalayers_kept = False
