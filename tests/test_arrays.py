@@ -5,7 +5,7 @@ same bytes and status from ``decompress`` on a terminal as in a pipe."""
 from __future__ import annotations
 
 import io
-
+import json
 import os
 import pty
 import struct
@@ -238,7 +238,91 @@ def test_a_hostile_shape_is_refused_before_anything_is_allocated():
     frame = blosckit.build_frame([chunk], metalayers={"b2nd": fb.build_meta(
         (10**9, 10**9), (10**9, 10**9), (1, 1), "<f8")})
     b = blosckit.open_frame(frame).b2nd
-    for read in (b.array, lambda: b[5:7, 9], b.read):
+    for read in (lambda: b.array(max_nbytes=None), lambda: b[5:7, 9],
+                 lambda: b.read(max_nbytes=None)):
         with pytest.raises(blosckit.FormatError) as e:
             read()
         assert e.value.rule == "F-b2nd" and e.value.offset == b.offset
+    # with the default cap (2**31 - 1 bytes), the size is refused first
+    for read in (b.array, b.read):
+        with pytest.raises(blosckit.FormatError) as e:
+            read()
+        assert (e.value.rule, e.value.offset, e.value.path) == (
+            "T-max-nbytes", b.offset, "frame.metalayers['b2nd'].shape")
+
+
+# ---------------------------------------------------------------------------
+# Whole outputs are capped by default (2**31 - 1 bytes); streams are not
+# ---------------------------------------------------------------------------
+
+_ROW, _ROWS, _NCHUNKS = 1024, 256, 2049      # a chunk: 256 rows of 1024 float32, 1 MiB
+
+
+def _zeros_array_frame() -> bytes:
+    """A b2nd frame of 2049 zeros chunks of 1 MiB, stored as special
+    offsets (a few bytes each): it claims 2049 MiB of float32, above the
+    cap, as python-blosc2 reads it."""
+    zeros = blosckit.compress_special("zeros", 1 << 20, typesize=4)
+    meta = fb.build_meta((_NCHUNKS * _ROWS, _ROW), (_ROWS, _ROW), (16, _ROW), "<f4")
+    frame = blosckit.build_frame([zeros] * _NCHUNKS, metalayers={"b2nd": meta})
+    arr = blosc2.ndarray_from_cframe(frame)
+    assert arr.shape == (_NCHUNKS * _ROWS, _ROW) and arr.dtype == np.float32
+    assert arr.schunk.nbytes == _NCHUNKS << 20 > 2**31 - 1
+    return frame
+
+
+def test_whole_outputs_are_capped_by_default_and_streams_are_not():
+    """Frame.decompress, B2nd.read and B2nd.array default to max_nbytes
+    2**31 - 1 (API.md): a frame claiming more raises T-max-nbytes at the
+    size field before anything is allocated.  iter_decompress and
+    iter_read, which hold one piece at a time, take no cap by default."""
+    frame = _zeros_array_frame()
+    f = blosckit.open_frame(frame)
+    b = f.b2nd
+    shape_path = "frame.metalayers['b2nd'].shape"
+    for read, path, at in ((f.decompress, "frame.header.nbytes",
+                            blosckit.formats.frame.HEADER.offset("nbytes")),
+                           (b.read, shape_path, b.offset), (b.array, shape_path, b.offset)):
+        with pytest.raises(blosckit.FormatError) as e:
+            read()
+        assert (e.value.rule, e.value.path, e.value.offset) == ("T-max-nbytes", path, at)
+    first = next(f.iter_decompress())               # a run of whole chunks
+    assert len(first) % (1 << 20) == 0 and first == bytes(len(first))
+    assert next(b.iter_read()) == bytes(1 << 20)     # a row of chunks
+
+
+# Runs the command line with its output cut to the first two pieces: the
+# whole would be 2049 MiB.  One child for the three runs.
+_FIRST_PIECES = """
+import json, sys
+import blosckit.cli.decompress as command
+from blosckit.cli import main
+
+def first_pieces(name, parts):
+    parts = iter(parts)
+    return sum(len(next(parts)) for _ in range(2))
+
+command.write_output = first_pieces
+src, out = sys.argv[1:]
+print(json.dumps([main(["decompress", src, out + ".raw"]),
+                  main(["decompress", "--stored", src, out + ".raw"]),
+                  main(["decompress", src, out + ".npy"])]))
+"""
+
+
+def test_the_command_line_streams_frames_above_the_cap(tmp_path):
+    """``blosckit decompress`` writes as it decodes, so a frame above the
+    cap of the in-memory calls decodes as any other: raw (C order), raw as
+    stored, and .npy (NumPy's header for the shape, then the rows)."""
+    src = tmp_path / "big.b2nd"
+    src.write_bytes(_zeros_array_frame())
+    r = subprocess.run([sys.executable, "-c", _FIRST_PIECES, str(src), str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and json.loads(r.stdout) == [0, 0, 0], r.stderr
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False,
+                                                  "shape": (_NCHUNKS * _ROWS, _ROW)})
+    said = [int(line.split(" -> ")[1].split()[0]) for line in r.stderr.splitlines()]
+    first = blosckit.open_frame(src)
+    run = len(next(first.iter_decompress()))       # a stored piece: a run of chunks
+    assert said == [2 << 20, 2 * run, len(header.getvalue()) + (1 << 20)], r.stderr

@@ -7,6 +7,7 @@ by blosckit from its chunks opens in python-blosc2 with the same contents."""
 from __future__ import annotations
 
 import os
+import re
 
 import msgpack
 import pytest
@@ -144,3 +145,60 @@ def test_batch_decompress_equals_the_python_reader(monkeypatch, group):
                 differ.append(blob)
         assert differ == []
         assert _outcome(fr) == blosc2.schunk_from_cframe(fr)[:]
+
+
+def _status(field: str) -> int:
+    """A /proc/self/status field, KiB."""
+    with open("/proc/self/status") as fh:
+        return int(re.search(field + r":\s+(\d+)", fh.read())[1])
+
+
+def _peak_growth(job) -> int:
+    """MiB by which ``job()`` raises the peak resident memory (VmHWM, reset
+    first) of a child forked for it: the imports are already done."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                      # the child
+        try:
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")       # the peak starts again from the RSS now
+            before = _status("VmRSS")
+            job()
+            os.write(w, str((_status("VmHWM") - before) >> 10).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as fh:
+        said = fh.read()
+    os.waitpid(pid, 0)
+    assert said, "the job failed in the child"
+    return int(said)
+
+
+def test_a_frame_file_read_through_gives_its_pages_back(tmp_path):
+    """A file is mapped, and every page of a mapping that has been read
+    counts in the process's RSS until it is closed: a 64 MiB frame read
+    through made the process 64 MiB larger.  Decompressing it piece by
+    piece and validating it give the pages back as they go (MiB here;
+    touching every page shows that the measure sees mapped pages)."""
+    np = oracle("numpy")
+    path = tmp_path / "noise.b2frame"
+    data = np.frombuffer(np.random.default_rng(0).bytes(64 << 20), np.uint8)
+    blosc2.SChunk(chunksize=1 << 20, data=data, urlpath=str(path), contiguous=True, mode="w",
+                  cparams=blosc2.CParams(typesize=1, codec=blosc2.Codec.LZ4, clevel=1))
+    assert path.stat().st_size > 64 << 20            # incompressible: stored as it is
+
+    def decompress():
+        with blosckit.open_frame(path) as f:
+            assert sum(len(p) for p in f.iter_decompress()) == f.nbytes
+
+    def validate():
+        assert blosckit.validate(path) == []
+
+    def touch():
+        with blosckit.open_frame(path) as f:
+            assert sum(f.buffer[::4096]) >= 0
+
+    got = {job.__name__: _peak_growth(job) for job in (decompress, validate, touch)}
+    assert got["touch"] >= 60, got
+    assert got["decompress"] < 48 and got["validate"] < 48, got

@@ -18,8 +18,9 @@ from ..chunk.encode import compress
 from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import npy
-from ..formats.chunk import check_output_cap
+from ..formats.chunk import MAX_NBYTES, check_output_cap
 from ..formats.rules import Collect, RaiseFirst
+from ..native.buffers import joined
 from .build import build_frame
 from .shapes import default_shapes
 
@@ -88,21 +89,25 @@ class B2nd:
         sink.run(fb.ARRAY_RULES, self.view, b"")
         return [p.relocated(self.offset, self.path) for p in sink.problems]
 
-    def read(self, *, max_nbytes: int | None = None) -> bytes:
+    def read(self, *, max_nbytes: int | None = MAX_NBYTES) -> bytes:
         """The array's items in C order (bytes), the chunk and block grid undone.
 
         FormatError (F-b2nd) when the chunk grid disagrees with the frame's
         chunk count, or a chunk's size with the item size: the output is
         allocated only once the first chunk has shown the item size real;
-        (T-max-nbytes) when the array holds more than ``max_nbytes`` bytes."""
-        return b"".join(bytes(s) for s in self.iter_read(max_nbytes=max_nbytes, slabs=False))
+        (T-max-nbytes) when the array holds more than ``max_nbytes`` bytes
+        (default 2**31 - 1; None: no cap; :meth:`iter_read` streams any
+        size).  Filled a row of chunks at a time: memory holds the output
+        and one row."""
+        total = math.prod(self.shape) * self._frame.typesize
+        return joined(self.iter_read(max_nbytes=max_nbytes), total)
 
-    def iter_read(self, *, max_nbytes: int | None = None, slabs: bool = True
-                  ) -> Iterator[bytearray]:
-        """:meth:`read` in pieces: with ``slabs``, one piece per row of chunks
-        along the first dimension (``chunkshape[0]`` rows of the array, in C
-        order), so memory holds one row of chunks however large the array;
-        without, the whole array in one piece."""
+    def iter_read(self, *, max_nbytes: int | None = None) -> Iterator[bytearray]:
+        """:meth:`read` in pieces, one per row of chunks along the first
+        dimension (``chunkshape[0]`` rows of the array, in C order; a 0-d
+        array is one piece), so memory holds one row of chunks however large
+        the array (no cap unless ``max_nbytes`` is given), and the pages of
+        a mapped file are given back as they are read."""
         ts = self._frame.typesize
         total = math.prod(self.shape)
         check_output_cap(total * ts, max_nbytes, self.offset, f"{self.path}.shape")
@@ -110,14 +115,14 @@ class B2nd:
             return
         self._check_array()
         grid = self.grid
-        if not slabs or not self.shape:
+        if not self.shape:
             bands = [(0, self.shape)]
         else:
             rows, per = self.chunkshape[0], math.prod(grid[1:])
             bands = [(k * per, (min(rows, self.shape[0] - k * rows), *self.shape[1:]))
                      for k in range(grid[0])]
         layouts: dict[tuple[int, ...], _Layout] = {}
-        sub = [1, *grid[1:]] if self.shape and slabs else grid
+        sub = [1, *grid[1:]] if self.shape else grid
         for first, shape in bands:
             layout = layouts.get(shape)
             if layout is None:
@@ -136,11 +141,11 @@ class B2nd:
         fields, read as python-blosc2 reads them); NumPy needed."""
         return numpy().dtype(npy.npy_descr(self.dtype))
 
-    def array(self, *, max_nbytes: int | None = None):
+    def array(self, *, max_nbytes: int | None = MAX_NBYTES):
         """The whole array as a ``numpy.ndarray`` of the stored dtype (NumPy
-        needed); errors as :meth:`read`.  Allocated once the checks and the
-        first chunk have shown the sizes real; filled a row of chunks at a
-        time."""
+        needed); errors and ``max_nbytes`` as :meth:`read`.  Allocated once
+        the checks and the first chunk have shown the sizes real; filled a
+        row of chunks at a time."""
         dtype = self.numpy_dtype()
         out, flat, at = None, memoryview(b""), 0
         for piece in self.iter_read(max_nbytes=max_nbytes):

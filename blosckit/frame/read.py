@@ -11,16 +11,18 @@ rules do in :mod:`blosckit.chunk`.
 """
 from __future__ import annotations
 
+import contextlib
 import mmap
 import operator
 import os
 import stat
 import struct
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..chunk import read as _chunk
 from .. import native
+from ..native.buffers import joined
 from .b2nd import B2nd
 from ..chunk.special import compress_special
 from ..formats import b2nd as fb
@@ -33,14 +35,16 @@ from ..formats.layout import ConstMismatch
 from ..formats.rules import OFFSETS, RaiseFirst, Sink
 
 __all__ = ["Frame", "open_frame", "read_header", "read_metalayers", "FrameView",
-           "special_chunk"]
+           "special_chunk", "map_file", "mapped_file"]
 
 _OFFSET = ff.FAST_OFFSET
 _LEN_ENTRY = ff.LEN_OFFSET                     # one index entry
 _LEN_CHUNK_HEADER = _chunk_rules.LEN_HEADER
 _CHUNK_HEADER = _chunk_rules.FAST_HEADER.unpack_from
 _CHUNK_CBYTES = _chunk_rules.HEADER["cbytes"].index
-_DECODE_GROUP = 32 << 20     # bytes of output per native decode call
+_DECODE_GROUP = 8 << 20      # bytes of output per native decode call
+_GIVE_BACK = 16 << 20        # bytes read through a file mapping before its pages are given back
+MAX_NBYTES = _chunk.MAX_NBYTES   # the default cap of a whole output held in memory
 
 
 # FrameView field -> its path in the header layouts.
@@ -221,6 +225,7 @@ class Frame:
         self.buffer = mv
         self.directory = directory
         self._closer = closer
+        self._pages = _Pages(mv)
         sparse = directory is not None
         sink = RaiseFirst()
         v = read_header(mv, sink, sparse)
@@ -482,22 +487,29 @@ class Frame:
                                      max_nbytes=self.chunk_cap(e))
         except FormatError as err:
             raise _relocated(err, e.start, e.chunk_path) from None
+        self.read_through(len(view))
         self.check_nbytes(e, len(data))
         return data
 
-    def decompress(self, *, nthreads: int = 1, max_nbytes: int | None = None) -> bytes:
+    def decompress(self, *, nthreads: int = 1, max_nbytes: int | None = MAX_NBYTES) -> bytes:
         """Every chunk's data in chunk order (what python-blosc2's
-        ``schunk[:]`` returns).  ``max_nbytes`` caps the output: a frame
-        whose ``nbytes`` is above it raises FormatError (T-max-nbytes) before
-        anything is allocated (special chunks stand for data of any size)."""
-        return b"".join(self.iter_decompress(nthreads=nthreads, max_nbytes=max_nbytes))
+        ``schunk[:]`` returns).  ``max_nbytes`` (bytes; None: no cap) caps
+        the output: a frame whose ``nbytes`` is above it raises FormatError
+        (T-max-nbytes) before anything is allocated (special chunks stand for
+        data of any size; :meth:`iter_decompress` streams any size).  The
+        output is allocated once the first piece has decoded, and filled
+        piece by piece: memory holds it and one piece."""
+        return joined(self.iter_decompress(nthreads=nthreads, max_nbytes=max_nbytes),
+                      self.nbytes)
 
     def iter_decompress(self, *, nthreads: int = 1, max_nbytes: int | None = None
                         ) -> Iterator[bytes | bytearray]:
         """The data of :meth:`decompress` in pieces of whole chunks, at most
-        about 32 MiB each (one chunk when chunks are larger): memory holds
-        one piece, whatever the frame's size.  Errors as :meth:`decompress`,
-        raised when the piece that holds them is reached."""
+        about 8 MiB each (one chunk when chunks are larger): memory holds
+        one piece, whatever the frame's size (no cap unless ``max_nbytes``
+        is given), and the pages of a mapped file are given back as they
+        are read.  Errors as :meth:`decompress`, raised when the piece that
+        holds them is reached."""
         _chunk_rules.check_output_cap(self.nbytes, max_nbytes, OFFSETS["frame.header.nbytes"],
                                       "frame.header.nbytes")
         n, size, batch = self.nchunks, self.chunksize, self.native_batch()
@@ -506,17 +518,17 @@ class Frame:
             for i in range(n):
                 data = self.decompress_chunk(i, nthreads=nthreads)
                 total += len(data)
+                if self.variable_size and total > self.nbytes:
+                    self.check_total(total)         # F-nbytes now: more than announced
                 yield data
             if self.variable_size:
                 self.check_total(total)
             return
         section, last, table = batch
+        raw = self.entries.raw
         # One native call per group of chunks; groups bound what a lying
         # header makes us allocate before the first chunk is found wrong.
-        raw, per = self.entries.raw, max(1, _DECODE_GROUP // size)
-        for a in range(0, n, per):
-            b = min(n, a + per)
-            tail = last if b == n else size
+        for a, b, tail in self.native_groups():
             out = bytearray(size * (b - a - 1) + tail)
             status = native.decode_chunks(section, raw[_LEN_ENTRY * a:_LEN_ENTRY * b], b - a,
                                           size, tail, table,
@@ -525,6 +537,28 @@ class Frame:
                 data = self.decompress_chunk(a + k, nthreads=nthreads)   # explains errors
                 out[k * size:k * size + len(data)] = data
             yield out
+            del out                  # the caller holds it: one piece, not two
+
+    def native_groups(self) -> Iterator[tuple[int, int, int]]:
+        """Runs of chunks for the native calls over many chunks (see
+        :meth:`native_batch`): ``(a, b, tail)`` for chunks ``a`` to ``b``
+        (exclusive) and the size of the run's last chunk, about 8 MiB of
+        output each (one chunk when chunks are larger).  Once the caller
+        asks for the next run, the pages of a mapped file read so far are
+        given back."""
+        n, size = self.nchunks, self.chunksize
+        last = self.nbytes - size * (n - 1)
+        per = max(1, _DECODE_GROUP // size)
+        for a in range(0, n, per):
+            b = min(n, a + per)
+            yield a, b, last if b == n else size
+            self.read_through(size * (b - a))
+
+    def read_through(self, nbytes: int) -> None:
+        """Say that ``nbytes`` more bytes of the frame have been read: a
+        mapped file's pages are given back every 16 MiB or so (see
+        :class:`_Pages`)."""
+        self._pages.read(nbytes)
 
     def native_batch(self):
         """(chunks section, last chunk's nbytes, codec table) when the
@@ -581,6 +615,35 @@ class Frame:
                 f"codec {self.codec}, typesize {self.typesize}>")
 
 
+class _Pages:
+    """The pages of a read-only file mapping, given back once about
+    ``_GIVE_BACK`` bytes have been read through it.  Every page of a mapped
+    file that has been read counts in the process's resident memory (RSS)
+    until the mapping is closed, though it is the file's own page cache,
+    which the kernel can drop and read again: without this, reading a
+    frame file through once makes the process look as large as the file.
+    Given back (``MADV_DONTNEED``), a page is read again from the page
+    cache if needed.  Only a view of a whole read-only ``mmap`` qualifies
+    (as :func:`open_frame` maps a path, and the command line its inputs):
+    a private (copy-on-write) mapping would lose its writes."""
+    __slots__ = ("mapping", "since")
+
+    def __init__(self, mv: memoryview):
+        obj = mv.obj
+        whole = isinstance(obj, mmap.mmap) and mv.readonly and mv.nbytes == len(obj)
+        self.mapping = obj if whole and hasattr(mmap, "MADV_DONTNEED") else None
+        self.since = 0
+
+    def read(self, nbytes: int) -> None:
+        """``nbytes`` more bytes have been read through the mapping."""
+        if self.mapping is None:
+            return
+        self.since += nbytes
+        if self.since >= _GIVE_BACK and not self.mapping.closed:
+            self.mapping.madvise(mmap.MADV_DONTNEED)
+            self.since = 0
+
+
 def _unmap(mv: memoryview, close) -> None:
     """Release a file mapping.  Views into it that are still alive (an
     error's traceback holds some) keep it open: it is then released with
@@ -623,17 +686,38 @@ def open_frame(src) -> Frame:
         if stat.S_ISDIR(st.st_mode):
             p = Path(src)
             return Frame(_view((p / ff.SFRAME_INDEX).read_bytes()), directory=p)
-        if st.st_size == 0:
-            return Frame(memoryview(b""))
-        fd = os.open(src, os.O_RDONLY)
+        mv, close = map_file(src)
         try:
-            mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        finally:
-            os.close(fd)
-        mv = memoryview(mm)
-        try:
-            return Frame(mv, closer=mm.close)
+            return Frame(mv, closer=close)
         except BaseException:
-            _unmap(mv, mm.close)
+            if close is not None:
+                _unmap(mv, close)
             raise
     return Frame(_view(src))
+
+
+def map_file(path) -> tuple[memoryview, Callable[[], None] | None]:
+    """The bytes of the file at ``path``, mapped read-only (not read: pages
+    come in as they are touched, and readers give them back as they go, see
+    :class:`_Pages`), and what closes the mapping (None for an empty file or
+    one that cannot be mapped, a pipe: read whole).  OSError when the file
+    cannot be read."""
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return memoryview(fh.read()), None
+        if st.st_size == 0:
+            return memoryview(b""), None
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    return memoryview(mm), mm.close
+
+
+@contextlib.contextmanager
+def mapped_file(path) -> Iterator[memoryview]:
+    """:func:`map_file` for the length of a ``with`` block."""
+    mv, close = map_file(path)
+    try:
+        yield mv
+    finally:
+        if close is not None:
+            _unmap(mv, close)

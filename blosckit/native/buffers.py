@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from typing import Iterable
 
 _new = None
 BYTES_OFS = 0
@@ -56,3 +57,25 @@ def new_bytes_at(n: int) -> tuple[bytes | bytearray, int]:
 def finish(obj) -> bytes:
     """The bytes to return for a buffer made by :func:`new_bytes`."""
     return obj if isinstance(obj, bytes) else bytes(obj)
+
+
+def joined(pieces: Iterable, nbytes: int) -> bytes:
+    """The bytes-like ``pieces`` joined: one new bytes object of ``nbytes``
+    bytes, allocated when the first piece comes (the checks a reader makes
+    before its first piece have passed by then) and filled in place, each
+    piece dropped once copied (``b"".join`` of a list would hold every piece
+    and the whole at once: twice the output).  ValueError when the pieces do
+    not add up to ``nbytes``."""
+    out, view, at = None, memoryview(b""), 0
+    for piece in pieces:
+        if out is None:
+            out, view = new_bytes(nbytes)
+        n = len(piece)
+        if at + n > nbytes:
+            raise ValueError(f"pieces of more than the {nbytes} bytes announced")
+        view[at:at + n] = piece
+        at += n
+    if at != nbytes:
+        raise ValueError(f"pieces of {at} bytes, {nbytes} announced")
+    view.release()
+    return b"" if out is None else finish(out)

@@ -23,11 +23,6 @@ from ..formats.rules import Collect
 __all__ = ["validate", "Problem"]
 
 
-def _read_source(src) -> memoryview:
-    if isinstance(src, (str, os.PathLike)):
-        return memoryview(Path(src).read_bytes())
-    return as_view(src)
-
 
 def divergence_warnings(mv: memoryview, *, index: bool = False) -> list[Problem]:
     """A warning for each known divergence of C-Blosc2 (or, for chunk versions
@@ -128,11 +123,14 @@ def _chunks_to_check(f: _frame.Frame, deep: bool):
     batch = f.native_batch()
     if batch is None:
         return range(f.nchunks)
-    section, last, table = batch
-    status = native.check_chunks(section, f.entries.raw, f.nchunks, f.chunksize, last, table,
-                                 deep)
-    ok = native.CHECK_OK
-    return [i for i, s in enumerate(status) if s != ok]
+    section, _, table = batch
+    raw, ok, todo = f.entries.raw, native.CHECK_OK, []
+    # a run of chunks per call: a mapped file's pages are given back between runs
+    for a, b, tail in f.native_groups():
+        status = native.check_chunks(section, raw[ff.LEN_OFFSET * a:ff.LEN_OFFSET * b], b - a,
+                                     f.chunksize, tail, table, deep)
+        todo += [a + k for k, s in enumerate(status) if s != ok]
+    return todo
 
 
 def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool
@@ -153,6 +151,7 @@ def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool
     else:
         problems = [p.relocated(base, root) for p in check_chunk(
             view, deep=deep, max_nbytes=f.chunk_cap(e))]
+    f.read_through(len(view))
     if _errors(problems):
         return problems, None
     nbytes = chunk_sizes(view)[0]
@@ -185,10 +184,18 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
     path and the id of the rule in ``specs/``.  Never raises for bytes input
     (a path that cannot be read raises OSError).
     """
-    if isinstance(src, (str, os.PathLike)) and stat.S_ISDIR(os.stat(src).st_mode):
-        index = Path(src) / ff.SFRAME_INDEX
-        return check_frame(memoryview(index.read_bytes()), directory=Path(src), deep=deep)
-    mv = _read_source(src)
+    if isinstance(src, (str, os.PathLike)):
+        if stat.S_ISDIR(os.stat(src).st_mode):
+            index = Path(src) / ff.SFRAME_INDEX
+            return check_frame(memoryview(index.read_bytes()), directory=Path(src), deep=deep)
+        # mapped, not read: a frame's pages are given back as its chunks are checked
+        with _frame.mapped_file(src) as mv:
+            return _check(mv, deep)
+    return _check(as_view(src), deep)
+
+
+def _check(mv: memoryview, deep: bool) -> list[Problem]:
+    """:func:`validate` of a chunk or a frame (detected) in ``mv``."""
     if ff.looks_like_frame(mv):
         return check_frame(mv, deep=deep)
     problems = check_chunk(mv, deep=deep)
