@@ -344,6 +344,55 @@ def test_b2nd_wrong_coordinates_and_data_are_value_errors(tmp_path):
                    fill="nan")
 
 
+@pytest.mark.parametrize("array,chunkshape,blockshape", [
+    (ARRAY, (100, 128), (25, 32)),
+    (np.linspace(0, 1, 7 * 45 * 33).reshape(7, 45, 33).astype("<f4"), (3, 20, 16), (2, 7, 5)),
+    (np.arange(1001, dtype="<u2"), (64,), (16,)),
+    (np.array(2.5), (), ()),
+    (np.zeros((0, 4), "<i4"), (2, 2), (1, 2)),
+])
+@pytest.mark.parametrize("cut", [999, 7777, None])
+def test_b2nd_items_in_c_order_read_back_in_python_blosc2(tmp_path, array, chunkshape,
+                                                          blockshape, cut):
+    """B2ndWriter.write takes the array's items in pieces of any size; the
+    frame is compress_b2nd's and python-blosc2 reads the array."""
+    path = tmp_path / "w.b2nd"
+    raw = array.tobytes()
+    cut = cut or max(len(raw), 1)           # odd sizes split items
+    with B2ndWriter(path, shape=array.shape, dtype=array.dtype, chunkshape=chunkshape,
+                    blockshape=blockshape) as w:
+        for i in range(0, len(raw), cut):
+            w.write(raw[i:i + cut])
+    if array.size:                  # python-blosc2 refuses a zero extent's chunk shape
+        got = blosc2.open(str(path))
+        assert got.shape == array.shape and got.dtype == array.dtype
+        np.testing.assert_array_equal(got[...], array)
+    assert path.read_bytes() == compress_b2nd(array, chunkshape=chunkshape,
+                                              blockshape=blockshape)
+
+
+def test_b2nd_write_refuses_more_items_short_rows_and_rows_already_written(tmp_path):
+    a = np.arange(40 * 30, dtype="<f8").reshape(40, 30)
+    args = dict(shape=a.shape, dtype="<f8", chunkshape=(16, 16), blockshape=(8, 8))
+    w = B2ndWriter(tmp_path / "m.b2nd", **args)
+    with pytest.raises(ValueError, match="9608 bytes written to an array of 9600"):
+        w.write(np.zeros(1201))
+    w.write(a[:20])                                 # a row of chunks and 4 rows held
+    with pytest.raises(ValueError, match=r"holds 960 bytes of an unfinished row of chunks "
+                                         r"of shape \(16, 30\)"):
+        w.close()
+    w.write_chunk((2, 1), a[32:, 16:])
+    with pytest.raises(ValueError, match="row 2 of the chunk grid holds chunks already"):
+        w.write(a[20:])
+    w.abort()
+    with B2ndWriter(tmp_path / "n.b2nd", fill="zeros", **args) as w:
+        w.write(a[:16])                             # the first row; the rest stays zeros
+        w.write_chunk((2, 0), a[32:, :16])
+    want = np.zeros(a.shape)
+    want[:16], want[32:, :16] = a[:16], a[32:, :16]
+    np.testing.assert_array_equal(blosc2.open(str(tmp_path / "n.b2nd"))[...], want)
+
+
 # ---------------------------------------------------------------------------
 # Memory
 # ---------------------------------------------------------------------------

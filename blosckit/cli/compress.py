@@ -3,6 +3,7 @@ array) a b2nd frame."""
 from __future__ import annotations
 
 import argparse
+import math
 import mmap
 import sys
 from typing import Any, Iterator
@@ -10,9 +11,8 @@ from typing import Any, Iterator
 from ..chunk.encode import MAX_BUFFERSIZE, compress
 from ..errors import FormatError
 from ..formats import npy
-from ..frame import b2nd
 from ..frame.shapes import default_shapes
-from ..frame.writer import FrameWriter
+from ..frame.writer import B2ndWriter, FrameWriter
 from .output import Output, check_output, write_output
 from .progress import Progress
 from .report import EXIT_OK, UsageError
@@ -111,12 +111,32 @@ def _compress_b2nd(data: memoryview, header: dict | None, typesize: int | None,
     descr = npy.b2nd_dtype(header["descr"])
     shape = tuple(header.get("shape", ()))
     chunks, blocks = _b2nd_shapes(shape, typesize, args)
-    out = b2nd.compress_b2nd(data, shape=shape, dtype=descr, typesize=typesize,
-                             chunkshape=chunks, blockshape=blocks, codec=args.codec,
-                             clevel=args.clevel, filters=args.filters, nthreads=args.nthreads)
+    if typesize is not None and len(data) != math.prod(shape) * typesize:
+        raise UsageError(f"{len(data)} bytes of data for shape {shape} of {typesize}-byte "
+                         f"items ({math.prod(shape) * typesize} bytes)")
+    note = Progress(f"compressing {args.input}", len(data))
+    # a row of chunks at a time, straight from the mapped input, whose pages
+    # are given back as they are read (see _pieces)
+    with Output(args.output) as out, B2ndWriter(
+            out.stream, shape=shape, dtype=descr, chunkshape=chunks, blockshape=blocks,
+            codec=args.codec, clevel=args.clevel, filters=args.filters,
+            nthreads=args.nthreads) as w:
+        for piece in _pieces(data, _row_nbytes(shape, chunks, len(data))):
+            w.write(piece)
+            note.advance(len(piece))
+    note.close()
     shown = " x ".join(map(str, shape)) or "scalar"
-    return _wrote(args, data, out, f"a b2nd frame, shape {shown}, chunks {chunks}, "
-                                   f"blocks {blocks}")
+    _said(args, len(data), w.frame_len or 0, f"a b2nd frame, shape {shown}, chunks {chunks}, "
+                                             f"blocks {blocks}")
+    return EXIT_OK
+
+
+def _row_nbytes(shape: tuple[int, ...], chunks: tuple[int, ...], nbytes: int) -> int:
+    """The bytes of one row of chunks of an array of ``nbytes`` bytes (the
+    whole of a 0-d or empty array)."""
+    if not shape or not shape[0] or not nbytes:
+        return max(nbytes, 1)
+    return nbytes // shape[0] * chunks[0]
 
 
 def _b2nd_shapes(shape: tuple[int, ...], typesize: int | None, args: argparse.Namespace

@@ -32,7 +32,7 @@ except ImportError:          # NumPy is optional: array() and indexing need it
 if TYPE_CHECKING:
     from .read import Frame
 
-__all__ = ["B2nd", "b2nd_meta", "chunk_data", "compress_b2nd"]
+__all__ = ["B2nd", "b2nd_meta", "chunk_data", "iter_chunk_data", "compress_b2nd"]
 
 
 class B2nd:
@@ -445,14 +445,15 @@ def compress_b2nd(src, *, chunkshape: Sequence[int] | None = None,
         raise ValueError(f"{data.nbytes} bytes of data for shape {shape} of {typesize}-byte "
                          f"items ({math.prod(shape) * typesize} bytes)")
     bsize = math.prod(blockshape) * typesize
-    chunks = [compress(c, typesize=typesize, codec=codec, clevel=clevel, filters=filters,
+    # compressed as the frame is built: memory holds one chunk's data
+    chunks = (compress(c, typesize=typesize, codec=codec, clevel=clevel, filters=filters,
                        blocksize=bsize, nthreads=nthreads)
-              for c in chunk_data(data, shape, chunkshape, blockshape, typesize)]
+              for c in iter_chunk_data(data, shape, chunkshape, blockshape, typesize))
     padded = fb.padded_items(chunkshape, blockshape) * typesize
     # an array without items has no chunk: the header takes the parameters
     # from an empty one, as python-blosc2's context gives them
-    empty = None if chunks else compress(b"", typesize=typesize, codec=codec, clevel=clevel,
-                                         filters=filters)
+    empty = None if math.prod(fb.chunk_grid(shape, chunkshape)) else \
+        compress(b"", typesize=typesize, codec=codec, clevel=clevel, filters=filters)
     return build_frame(chunks, metalayers={"b2nd": meta, **(metalayers or {})},
                        vlmetalayers=vlmetalayers, chunksize=padded, clevel=clevel,
                        empty_chunk=empty)
@@ -473,13 +474,17 @@ def chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
     """The decoded bytes of every chunk of a b2nd array, chunk grid in C
     order: ``data`` (bytes-like, the items in C order) cut into chunks, each
     padded with zeros to whole blocks and stored block after block."""
+    return [bytes(c) for c in iter_chunk_data(data, shape, chunkshape, blockshape, typesize)]
+
+
+def iter_chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
+                    blockshape: Sequence[int], typesize: int) -> Iterator[bytearray]:
+    """:func:`chunk_data` one chunk at a time (a new buffer each): memory
+    holds one chunk's data however large the array."""
     src = memoryview(data).cast("B") if len(data) else memoryview(b"")
-    ts = typesize
-    padded = fb.padded_items(chunkshape, blockshape) * ts
-    out = []
-    layout = _Layout(shape, chunkshape, blockshape, ts)
+    padded = fb.padded_items(chunkshape, blockshape) * typesize
+    layout = _Layout(shape, chunkshape, blockshape, typesize)
     for corner in _grid(fb.chunk_grid(shape, chunkshape)):
         buf = bytearray(padded)
         layout.copy(corner, buf, src, to_chunk=True)
-        out.append(bytes(buf))
-    return out
+        yield buf

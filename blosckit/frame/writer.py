@@ -24,7 +24,7 @@ from ..formats import b2nd as fb
 from ..formats import chunk as fc
 from ..formats import frame as ff
 from ..formats import npy
-from .b2nd import b2nd_meta, chunk_data
+from .b2nd import b2nd_meta, chunk_data, iter_chunk_data
 from .build import FrameAssembler, _trailer_body
 from .shapes import default_shapes
 
@@ -286,7 +286,9 @@ class B2ndWriter(_Writer):
     its string, e.g. ``"<f8"``); the chunk grid is ``ceil(shape /
     chunkshape)`` per dimension.  :meth:`write_chunk`
     takes chunks in any order: each is stored where the file has got to,
-    and the offsets index says where each landed.  Chunks never written
+    and the offsets index says where each landed; :meth:`write` takes the
+    array's items in C order instead, a row of chunks at a time (a row
+    that :meth:`write_chunk` has begun is refused).  Chunks never written
     are, at :meth:`close`, an error (``fill=None``, the default) or special
     chunks of ``fill``: ``"zeros"``, ``"nan"`` (4- or 8-byte floats) or
     ``"uninit"`` (as python-blosc2's ``zeros``, ``nans`` and ``empty``
@@ -324,6 +326,11 @@ class B2ndWriter(_Writer):
             typesize=self.typesize, codec=codec, clevel=clevel, filters=filters,
             blocksize=bsize, nthreads=nthreads)
         self._written = bytearray(math.prod(self.grid))
+        # write(): the bytes the array holds and those given so far, the next
+        # row of chunks to fill and the items held for it
+        self._nbytes, self._taken = math.prod(self.shape) * self.typesize, 0
+        self._band = 0
+        self._held = bytearray()
         self._frame = FrameWriter(path_or_file, chunksize=padded, typesize=self.typesize,
                                   codec=codec, clevel=clevel, filters=filters,
                                   metalayers={"b2nd": meta, **(metalayers or {})},
@@ -350,6 +357,62 @@ class B2ndWriter(_Writer):
         data = chunk_data(view, extent, self.chunkshape, self.blockshape, self.typesize)[0]
         self._frame.append_chunk(compress(data, **self._params), index=index)
         self._written[index] = 1
+
+    def write(self, data) -> None:
+        """Append the array's next items in C order (any bytes-like or NumPy
+        array, of any length): each row of chunks along the first dimension
+        (``chunkshape[0]`` rows of the array; a 0-d array's one item) is
+        compressed and stored as soon as its items are in, the rest held
+        until more come.  A row given whole is not copied, so memory holds
+        one chunk at a time whatever the array's size.  ValueError for more
+        items than the array holds, or a row whose chunks
+        :meth:`write_chunk` has already written."""
+        self._frame._check_open()
+        view, _ = byte_view(data)
+        if self._taken + len(view) > self._nbytes:
+            raise ValueError(f"{self._taken + len(view)} bytes written to an array of "
+                             f"{self._nbytes} bytes (shape {self.shape})")
+        self._taken += len(view)
+        pos = 0
+        while pos < len(view):
+            band = self._band_shape()
+            want = math.prod(band) * self.typesize
+            if not self._held and len(view) - pos >= want:
+                self._write_band(view[pos:pos + want], band)
+                pos += want
+                continue
+            take = min(want - len(self._held), len(view) - pos)
+            self._held += view[pos:pos + take]
+            pos += take
+            if len(self._held) == want:
+                self._write_band(self._held, band)
+                self._held = bytearray()
+
+    def _band_shape(self) -> tuple[int, ...]:
+        """The shape of the row of chunks :meth:`write` fills next."""
+        if not self.shape:
+            return ()
+        rows = min(self.chunkshape[0], self.shape[0] - self._band * self.chunkshape[0])
+        return (rows, *self.shape[1:])
+
+    def _write_band(self, items, shape: tuple[int, ...]) -> None:
+        """Store the chunks of the next row of the chunk grid, of ``shape``,
+        from its ``items``."""
+        per = math.prod(self.grid[1:])
+        first = self._band * per
+        if any(self._written[first:first + per]):
+            raise ValueError(f"row {self._band} of the chunk grid holds chunks already "
+                             "written by write_chunk")
+        for k, data in enumerate(iter_chunk_data(items, shape, self.chunkshape,
+                                                 self.blockshape, self.typesize)):
+            self._frame.append_chunk(compress(data, **self._params), index=first + k)
+            self._written[first + k] = 1
+        self._band += 1
+
+    @property
+    def frame_len(self) -> int | None:
+        """Bytes of the frame, once closed."""
+        return self._frame.frame_len
 
     def _place(self, coords: Sequence[int]) -> tuple[int, tuple[int, ...]]:
         """The chunk's place in the frame (C order over the grid) and its
@@ -387,6 +450,9 @@ class B2ndWriter(_Writer):
         ValueError naming the first missing chunk when ``fill`` is None
         (the writer stays open: write them, or :meth:`abort`)."""
         self._frame._check_open()
+        if self._held:
+            raise ValueError(f"write() holds {len(self._held)} bytes of an unfinished row of "
+                             f"chunks of shape {self._band_shape()}; write the rest, or abort()")
         at = self._written.find(0)
         if at >= 0 and self._fill is None:
             n = self._written.count(0)
