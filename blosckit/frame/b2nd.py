@@ -110,10 +110,11 @@ class B2nd:
         a mapped file are given back as they are read."""
         ts = self._frame.typesize
         total = math.prod(self.shape)
-        check_output_cap(total * ts, max_nbytes, self.offset, f"{self.path}.shape")
         if total == 0:
             return
+        # what is wrong with the array first (as validate says it), then its size
         self._check_array()
+        check_output_cap(total * ts, max_nbytes, self.offset, f"{self.path}.shape")
         grid = self.grid
         if not self.shape:
             bands = [(0, self.shape)]
