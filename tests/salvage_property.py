@@ -187,6 +187,7 @@ class Tally:
     outputs: list[bytes] = field(default_factory=list)
     b2nd: list[bool] = field(default_factory=list)
     intact_checked: int = 0
+    checked: int = 0             # outputs C-Blosc2 read back
 
 
 def _check_output(seed: Seed, out: bytes, report, intact: list[int], tally: Tally,
@@ -226,6 +227,8 @@ def run(count: int, seed_value: int = 7, sparse_every: int = 10) -> Tally:
                 continue
             _check_output(seed, out, report, intact_chunks(seed, bad, damage), tally,
                           f"{seed.name}: {damage}")
+            if len(tally.outputs) >= _BATCH:        # memory: ask C-Blosc2 in batches
+                check_with_c_blosc2(tally)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     check_with_c_blosc2(tally)
@@ -268,9 +271,13 @@ def _index_keeps_places(seed: Seed) -> bool:
     return seed.names == [f"{i:08X}.chunk" for i in range(len(seed.names))]
 
 
+_BATCH = 500
+
+
 def check_with_c_blosc2(tally: Tally) -> None:
     """C-Blosc2 opens every output and reads what blosckit reads; a b2nd
-    output is an array python-blosc2 reads."""
+    output is an array python-blosc2 reads.  The outputs checked are let go
+    (counted in ``tally.checked``)."""
     if not tally.outputs:
         return
     verdicts = oracle_verdicts(tally.outputs, kind="frame")
@@ -278,4 +285,7 @@ def check_with_c_blosc2(tally: Tally) -> None:
         assert v.b2_ok, out.hex()[:400]
         assert v.digest == frame_digest(blosckit.open_frame(out)), out.hex()[:400]
         assert v.array_ok is (True if is_array else None), out.hex()[:400]
+    tally.checked += len(tally.outputs)
+    tally.outputs.clear()
+    tally.b2nd.clear()
 

@@ -478,11 +478,11 @@ def test_salvage_property_on_a_ci_share_of_mutations():
     blosckit's reading (child process), python-blosc2 reads as an array
     when it is one, holding every intact chunk identical at its place."""
     tally = salvage_property.run(400, seed_value=11)
-    assert tally.outputs and tally.intact_checked > 1000
+    assert tally.checked > 300 and tally.intact_checked > 1000
 
 
 @pytest.mark.long
 def test_salvage_property_on_20000_mutations():
     """The issue's bar: 20,000 mutations (about four minutes)."""
     tally = salvage_property.run(20_000, seed_value=2026)
-    assert tally.intact_checked > 50_000
+    assert tally.checked > 15_000 and tally.intact_checked > 50_000
