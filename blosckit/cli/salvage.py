@@ -7,19 +7,26 @@ import sys
 from pathlib import Path
 
 from ..errors import FormatError
+from ..formats.frame import SFRAME_INDEX
 from ..tools.salvage import SalvageReport, salvage
 from .output import check_output, write_output
 from .report import EXIT_OK, emit
-from .source import load_file
+from .source import is_sframe, load_file
 
 
 def run(args: argparse.Namespace) -> int:
     """Rebuild BROKEN into OUT and report (text or one JSON object)."""
     check_output(args.output, [args.broken], args.force)
     # a sparse frame directory is salvaged even when its index file is gone
-    target = Path(args.broken) if Path(args.broken).is_dir() else \
-        load_file(args.broken, "salvage").data
+    path = Path(args.broken)
+    if path.is_dir() and (is_sframe(path) or any(path.glob("*.chunk"))):
+        target: Path | memoryview = path
+    else:
+        target = load_file(args.broken, "salvage").data
     out, report = salvage(target)
+    if report.nothing_found and isinstance(target, Path) and not is_sframe(target):
+        raise FormatError(f"a directory without {SFRAME_INDEX} (not a sparse frame), and no "
+                          "chunk file in it decodes: nothing to rebuild", 0, "frame")
     if report.nothing_found:
         at = report.damage[0] if report.damage else None
         raise FormatError("no intact chunk found: nothing to rebuild",
