@@ -654,6 +654,29 @@ def test_salvage_of_a_sparse_frame(tmp_path, c_blosc2):
     assert blosckit.open_frame(out).decompress() == np.arange(3000, dtype="<i4").tobytes()
 
 
+@pytest.mark.xfail(strict=True, reason="salvage stores a zeros chunk of partial items as a "
+                   "special entry, which C-Blosc2 cannot rebuild (V16) (tools/salvage.py, "
+                   "frame/build.py)")
+def test_salvage_of_a_zeros_chunk_of_partial_items(c_blosc2):
+    """Found by the fuzz loop of this branch: C-Blosc2's zeros chunk of
+    4000 bytes, its typesize set to 3 (not a divisor): C-Blosc2 decodes
+    it alone; salvage's frame of it holds a special entry C-Blosc2 cannot
+    rebuild."""
+    chunk = bytearray(special_chunk_zeros())
+    chunk[fc.HEADER.offset("typesize")] = 3
+    v, = oracle_verdicts([bytes(chunk)])
+    assert v.b2_ok and v.digest is not None
+    salvage_keeps_its_promise(bytes(chunk), c_blosc2)
+
+
+@functools.cache
+def special_chunk_zeros() -> bytes:
+    """C-Blosc2's special chunk of 1000 zero int32 (SChunk.fill_special)."""
+    sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4))
+    sc.fill_special(1000, blosc2.SpecialValue.ZERO)
+    return bytes(sc.get_chunk(0))
+
+
 @pytest.mark.xfail(strict=True, reason="the report prints '(None bytes)' for what it cannot "
                    "size (tools/salvage.py SalvageReport.__str__)")
 def test_salvage_report_says_no_none_bytes():
