@@ -113,10 +113,19 @@ KNOWN_SLIPS = {
     r"salvage raised ValueError$": "test_salvage_metalayer_name_empty",
     r"b2nd raised TypeError$": "test_b2nd_array_of_a_dtype_numpy_cannot_parse",
     r"validate(-shallow)? memory$": "test_deep_validate_scratch_is_bounded_by_the_frame",
-    # the input's own chunk is one C-Blosc2 refuses or misreads (a reader
-    # divergence of the table, which validate warns of): kept by salvage
-    r"salvage output c-blosc2 refuses \(validate: ((V([1-9]|1[0-3]|17)|L\d), )*"
-    r"(V([1-9]|1[0-3]|17)|L\d)\)$": "specs/divergences.md (reader divergences)",
+    # the input's own chunk or name or array is one C-Blosc2 or python-blosc2
+    # refuses or misreads (a divergence of the table, which validate warns
+    # of), kept by salvage
+    r"salvage output c-blosc2 refuses \(validate: ((V([1-9]|1[0-357]|19|2[0-3])|L\d), )*"
+    r"(V([1-9]|1[0-357]|19|2[0-3])|L\d)\)$": "specs/divergences.md",
+}
+
+# Disagreements with C-Blosc2 no divergence explains, on inputs of the named
+# mutation of a class validate does not report yet (the strict xfails)
+KNOWN_NEW = {
+    "b2nd-blocksize-mismatch": "test_b2nd_blocksize_other_than_blockshape_items",
+    "b2nd-block-wider-than-chunk": "test_b2nd_block_extent_larger_than_chunk_extent",
+    "vlblock-delta": "test_vlblock_chunk_with_delta_set_by_hand",
 }
 
 
@@ -133,10 +142,12 @@ def test_fuzz_command_runs_and_prints_counts(tmp_path):
     assert r.returncode == 0, r.stderr
     counts = json.loads(r.stdout)
     assert counts["inputs"] > 100 and counts["agree"] > counts["inputs"] // 2
-    new = [k for k in counts["disagreements"] if k.endswith("NEW")]
+    new = [k for k in counts["disagreements"] if ": NEW" in k
+           and not any(k.endswith(f"[mutation {m}]") for m in KNOWN_NEW)]
     assert new == [], counts["disagreements"]          # every disagreement is explained
-    # every reader ran on the inputs (salvage of a sparse frame's directory
+    # the named mutations ran, and every reader on the inputs (salvage of a sparse frame's directory
     # still raises: at least that slip is counted), and slipped only as known
+    assert len(counts["mutations"]) > 5, counts["mutations"]
     assert any(k.startswith("sframe ") for k in counts["slips"]), counts["slips"]
     assert unknown_slips(counts["slips"]) == [], counts["slips"]
 

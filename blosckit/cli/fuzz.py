@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit({"inputs": report.inputs, "agree": report.agree, "seconds": report.seconds,
               "disagreements": report.by_category, "slips": report.slips,
-              "new_cases": report.new_cases})
+              "mutations": report.mutations, "new_cases": report.new_cases})
     else:
         _print_report(report, args.seed, out)
     return EXIT_OK
@@ -50,6 +50,8 @@ def _print_report(report: FuzzReport, seed: int, out: Path | None) -> None:
           f"{report.agree} read alike by blosckit and C-Blosc2")
     for key, n in sorted(report.by_category.items()):
         print(f"  {n:6d}  {key}")
+    print(f"named mutations applied: {sum(report.mutations.values())} "
+          f"({len(report.mutations)} classes of finding)")
     if report.slips:
         print("blosckit's readers and tools slipped (each input under every reader, "
               "bounded memory):")

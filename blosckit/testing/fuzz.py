@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import struct
 import subprocess
@@ -39,6 +40,7 @@ from ..formats.rules import RULES
 from ..frame.read import open_frame
 from ..frame.sframe import sframe_files
 from ..tools.validate import validate
+from .mutations import MUTATIONS, apply
 from .readers import Slip, every_reader
 
 __all__ = ["Verdict", "c_blosc2_verdicts", "Outcome", "blosckit_outcome", "classify",
@@ -250,18 +252,21 @@ def _array_outcome(f, max_nbytes: int) -> bytes | FormatError | None:
 
 
 def _known(blob: bytes, kind: str) -> list[str]:
-    """The divergences of the table that apply to ``blob`` (ids)."""
+    """The divergences of the table that apply to ``blob`` (ids): those of
+    decompressing (the oracle never calls getitem: V4 explains nothing)."""
+    def readers(chunk) -> list[str]:
+        return [d.id for d in divergences.reader_divergences(chunk, operation="decompress")]
     if kind == "chunk":
-        return [d.id for d in divergences.reader_divergences(blob)]
+        return readers(blob)
     try:
         with open_frame(blob) as f:
             ids = [d.id for d, _, _ in divergences.frame_divergences(f)]
             s, e = f.index_span
-            ids += [d.id for d in divergences.reader_divergences(f.buffer[s:e])]
+            ids += readers(f.buffer[s:e])
             ids += [d.id for d in divergences.index_divergences(f.buffer[s:e])]
             for i in range(f.nchunks):
                 if isinstance(f.offsets[i], int):
-                    ids += [d.id for d in divergences.reader_divergences(f.chunk(i))]
+                    ids += readers(f.chunk(i))
             if "uninit" in f.offsets:
                 ids.append("V6")
             return sorted(set(ids))
@@ -384,6 +389,13 @@ class FuzzReport:
     new_cases: list[str] = field(default_factory=list)
     seconds: float = 0.0
     slips: dict[str, int] = field(default_factory=dict)
+    mutations: dict[str, int] = field(default_factory=dict)   # named mutations applied
+
+    def saw(self, what: str) -> None:
+        """corrupt()'s observer: counts the named mutations applied."""
+        if what.startswith("mutation "):
+            name = what.split(" ", 1)[1]
+            self.mutations[name] = self.mutations.get(name, 0) + 1
 
 
 def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
@@ -414,7 +426,14 @@ def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
         bad = _draw(bst.corrupt(valid), batch // 2, s + 1)
         frames = [f for _, f in _draw(bst.frames(max_chunks=4, chunkings=bst.CHUNKINGS,
                                                  stored_specials=True), batch // 8, s + 2)]
-        bad_frames = _draw(bst.corrupt(frames + seeds), batch // 8, s + 3)
+        bad_frames = _draw(bst.corrupt(frames + seeds, observe=report.saw), batch // 8, s + 3)
+        # as many again made by the named mutations only (every class of
+        # finding as likely as the others), each known by its mutation
+        named = named_batch(frames + seeds, batch // 8, s + 6)
+        made_by = {blob: name for name, blob in named}
+        for name, _ in named:
+            report.saw(f"mutation {name}")
+        bad_frames += [blob for _, blob in named]
         salvaged: list[tuple[bytes, bytes, str]] = []
         for kind, blobs in (("chunk", valid + bad), ("frame", frames + bad_frames)):
             for i, (blob, theirs) in enumerate(zip(blobs, c_blosc2_verdicts(blobs, kind=kind))):
@@ -430,6 +449,8 @@ def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
                     continue
                 category, why = found
                 key = f"{kind} {category}: {_label(why)}"
+                if why.startswith("NEW") and blob in made_by:
+                    key += f" [mutation {made_by[blob]}]"
                 report.by_category[key] = report.by_category.get(key, 0) + 1
                 if (why.startswith("NEW") or category == "c-crash") and out is not None:
                     _write_case(out, blob, kind, category, why, report)
@@ -437,7 +458,11 @@ def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
             _check_salvaged(salvaged, out, report)
             sparse = [f for _, f in _draw(bst.sframes(max_chunks=3), batch // 20, s + 4)]
             for k, files in enumerate(sparse):
-                _run_sparse(files, bst.corrupt([files[ff.SFRAME_INDEX]]), s + 5 + k, out, report)
+                # every other index damaged by the named mutations that fit it
+                index = files[ff.SFRAME_INDEX]
+                names = [n for n in MUTATIONS if k % 2 and apply(n, index) is not None]
+                damage = bst.corrupt([index], mutations=names or None, observe=report.saw)
+                _run_sparse(files, damage, s + 5 + k, out, report)
         rounds += 1
         report.seconds = time.monotonic() - start
         if progress is not None:
@@ -446,10 +471,33 @@ def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
     return report
 
 
+def named_batch(blobs: Sequence[bytes], n: int, seed: int) -> list[tuple[str, bytes]]:
+    """``n`` blobs made by the named mutations of :mod:`.mutations`, with the
+    name of each: a mutation drawn first (each as likely as the others),
+    then a blob of ``blobs`` it fits, then its choices (``random.Random``
+    of ``seed``)."""
+    rng = random.Random(seed)
+    fits: dict[str, list[bytes]] = {}
+    out: list[tuple[str, bytes]] = []
+    names = list(MUTATIONS)
+    while names and len(out) < n:
+        name = rng.choice(names)
+        if name not in fits:
+            fits[name] = [b for b in blobs if apply(name, b) is not None]
+        if not fits[name]:
+            names.remove(name)          # it fits none of these blobs
+            continue
+        made = apply(name, rng.choice(fits[name]), rng.choice)
+        if made is not None:
+            out.append((name, made))
+    return out
+
+
 # python-blosc2's frames of the kinds the fuzzing findings came from: an
 # n-d array (with a vlmetalayer), a variable-size frame (append_data of a
 # shorter chunk), special entries (zeros, NaN), stored special chunks (a
-# repeated value), metalayers and vlmetalayers, a one-chunk frame.  Written
+# repeated value), metalayers and vlmetalayers, a one-chunk frame, VL-block
+# chunks.  Written
 # in a child: the fuzzer never runs C-Blosc2 in its own process.
 _SEEDS = r"""
 import numpy as np
@@ -476,6 +524,12 @@ s.vlmeta["x"] = [1, 2, 3]
 out.append(s.to_cframe())
 out.append(blosc2.SChunk(chunksize=400, data=np.arange(100, dtype="<i4"),
                          cparams=blosc2.CParams(typesize=4)).to_cframe())
+vl = bytes(blosc2.blosc2_ext.vlcompress([b"abc" * 20, b"hello" * 40, b"z"], typesize=1,
+                                        nthreads=1))
+s = blosc2.SChunk(chunksize=261, cparams=blosc2.CParams(typesize=1))
+s.insert_chunk(0, vl)
+s.insert_chunk(1, vl)
+out.append(s.to_cframe())
 for f in out:
     print(bytes(f).hex())
 """

@@ -597,6 +597,13 @@ def _vl_chunks(blob: bytes) -> list[int]:
     return [at for at, _ in _chunk_starts(blob) if _vl_blocks(_header_of(blob, at))]
 
 
+def _in_frame(blob: bytes, spots: list[int]) -> list[int]:
+    """``spots`` when ``blob`` is a frame, none for a chunk on its own: a
+    chunk that claims a GiB is the class only where a frame's header says
+    less (alone, its header allows the GiB to a reader given no cap)."""
+    return spots if ff.looks_like_frame(blob) else []
+
+
 @_mutation("vlblock-delta")
 def _vl_delta(blob: bytes, pick: Pick) -> bytes | None:
     """A VL-block chunk with the delta filter set by hand in a free filter
@@ -618,7 +625,7 @@ def _vl_delta(blob: bytes, pick: Pick) -> bytes | None:
 def _vl_nbytes(blob: bytes, pick: Pick) -> bytes | None:
     """A VL-block chunk claiming 2**31-1 bytes (allocated 2 GiB before its
     block sizes were found not to add up: VL7)."""
-    spots = _vl_chunks(blob)
+    spots = _in_frame(blob, _vl_chunks(blob))
     if not spots:
         return None
     return _put_chunk(blob, pick(spots), "nbytes", _int_max(fc.HEADER, "nbytes"))
@@ -629,7 +636,7 @@ def _chunk_nbytes(blob: bytes, pick: Pick) -> bytes | None:
     """A chunk claiming 1 GiB in a frame whose header says far less (in a
     frame of chunksize 0 it was decoded to its own nbytes: 1 GiB from a
     212-byte frame that validated [])."""
-    spots = [at for at, _ in _chunk_starts(blob)]
+    spots = _in_frame(blob, [at for at, _ in _chunk_starts(blob)])
     if not spots:
         return None
     return _put_chunk(blob, pick(spots), "nbytes", pick([1 << 30, _int_max(fc.HEADER, "nbytes")]))

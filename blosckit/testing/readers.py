@@ -80,6 +80,11 @@ class Readings(NamedTuple):
     salvaged: bytes | None
 
 
+# An extra this large is no cap (and still fits the limit's 64 bits):
+# headers may announce up to 2**63 bytes.
+_NO_CAP = 1 << 60
+
+
 def _mapped() -> int:
     """Bytes of address space this process maps now (Linux /proc)."""
     with open("/proc/self/statm") as fh:
@@ -102,7 +107,7 @@ def address_space_cap(extra: int) -> Iterator[bool]:
         yield False
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = now + extra
+    cap = now + min(extra, _NO_CAP)
     for limit in (soft, hard):
         if limit != resource.RLIM_INFINITY:
             cap = min(cap, limit)

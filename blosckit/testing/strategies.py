@@ -560,8 +560,10 @@ def corrupt(blobs: st.SearchStrategy[bytes] | Sequence[bytes], *,
     :mod:`blosckit.testing.mutations` (each makes one class of the fuzzing
     findings: a header typesize of 2**31-1, a metalayer name twice, a b2nd
     block shape that no longer fits the chunks, ...).  ``mutations``, when
-    given, names the only mutations to apply (one that fits each drawn blob;
-    a blob none fits is rejected, so give blobs they fit).  ``observe``,
+    given, names the only mutations to apply: from a list of blobs, a
+    mutation is drawn first (each as likely as the others) and then a blob
+    it fits; from a strategy, a blob and then a mutation that fits it (a
+    blob none fits is rejected).  ``observe``,
     when given, is called with the path of each field mutated (for coverage
     counts), and with ``"mutation <name>"`` for a named mutation."""
     source = blobs if isinstance(blobs, st.SearchStrategy) else st.sampled_from(list(blobs))
@@ -570,6 +572,8 @@ def corrupt(blobs: st.SearchStrategy[bytes] | Sequence[bytes], *,
         if unknown or not mutations:
             raise InvalidArgument(f"mutations={mutations!r}: each one of "
                                   f"{sorted(_mutations.MUTATIONS)}")
+        if not isinstance(blobs, st.SearchStrategy):
+            return _named_classes([bytes(b) for b in blobs], mutations, observe)
 
     @st.composite
     def _one(draw):
@@ -581,4 +585,22 @@ def corrupt(blobs: st.SearchStrategy[bytes] | Sequence[bytes], *,
             return out
         other = bytes(draw(source))
         return draw(_mutate(blob, other, observe))
+    return _one()
+
+
+def _named_classes(blobs: list[bytes], names: Sequence[str],
+                   observe: Callable[[str], None] | None) -> st.SearchStrategy[bytes]:
+    """A named mutation drawn first (each class as likely as the others),
+    then a blob of the list it fits (InvalidArgument when it fits none)."""
+    fits = {n: [b for b in blobs if _mutations.apply(n, b) is not None] for n in names}
+    usable = [n for n in names if fits[n]]
+    if not usable:
+        raise InvalidArgument(f"mutations={list(names)!r} fit none of the blobs")
+
+    @st.composite
+    def _one(draw):
+        name = draw(st.sampled_from(usable))
+        out = draw(_named(draw(st.sampled_from(fits[name])), [name], observe))
+        assert out is not None              # it fitted with the first picks
+        return out
     return _one()
