@@ -38,7 +38,6 @@ from ..formats import b2nd as fb
 from ..formats import frame as ff
 from ..formats.rules import RULES
 from ..frame.read import open_frame
-from ..frame.sframe import sframe_files
 from ..tools.validate import validate
 from .mutations import MUTATIONS, apply
 from .readers import Slip, every_reader
