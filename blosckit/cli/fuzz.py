@@ -1,4 +1,5 @@
-"""``blosckit fuzz``: differential fuzzing of blosckit against C-Blosc2
+"""``blosckit fuzz``: differential fuzzing of blosckit against C-Blosc2,
+and every reader and tool of blosckit on each input under a memory bound
 (the fuzz extra: hypothesis and python-blosc2)."""
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     if args.json:
         emit({"inputs": report.inputs, "agree": report.agree, "seconds": report.seconds,
-              "disagreements": report.by_category, "new_cases": report.new_cases})
+              "disagreements": report.by_category, "slips": report.slips,
+              "mutations": report.mutations, "new_cases": report.new_cases})
     else:
         _print_report(report, args.seed, out)
     return EXIT_OK
@@ -48,8 +50,16 @@ def _print_report(report: FuzzReport, seed: int, out: Path | None) -> None:
           f"{report.agree} read alike by blosckit and C-Blosc2")
     for key, n in sorted(report.by_category.items()):
         print(f"  {n:6d}  {key}")
+    print(f"named mutations applied: {sum(report.mutations.values())} "
+          f"({len(report.mutations)} classes of finding)")
+    if report.slips:
+        print("blosckit's readers and tools slipped (each input under every reader, "
+              "bounded memory):")
+    for key, n in sorted(report.slips.items()):
+        print(f"  {n:6d}  {key}")
     news = report.new_cases
     crashes = sum(n.startswith("c-crash") for n in news)
+    slips = sum(n.startswith("slip-") for n in news)
     where = f" -> {out}" if out is not None and news else ""
-    print(f"{len(news) - crashes} new disagreement(s), {crashes} C-Blosc2 crash(es) "
-          f"written{where}")
+    print(f"{len(news) - crashes - slips} new disagreement(s), {crashes} C-Blosc2 crash(es), "
+          f"{slips} slip(s) written{where}")

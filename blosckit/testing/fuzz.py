@@ -5,9 +5,13 @@ the oracle).  C-Blosc2 runs in a child process that forks once per run of
 inputs, so a crash or a hang there is a verdict, not the end of the run.
 
 * :func:`c_blosc2_verdicts` -- what C-Blosc2 makes of each blob;
-* :func:`fuzz` -- generate and corrupt chunks and frames, compare blosckit
-  with C-Blosc2, classify each disagreement against the known-divergences
-  table, minimise and write the new ones;
+* :func:`fuzz` -- generate and corrupt chunks and frames (blosckit's and
+  python-blosc2's; generic damage and the named mutations of
+  :mod:`.mutations`), compare blosckit with C-Blosc2, classify each
+  disagreement against the known-divergences table, minimise and write the
+  new ones; and run every reader and tool on each input under a memory
+  bound (:mod:`.readers`: data or FormatError, salvage output that
+  validates and C-Blosc2 opens), writing each slip;
 * :func:`write_corpus` -- valid and edge-case chunks and frames with a
   manifest of what a correct reader must do with each.
 """
@@ -16,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import shutil
 import struct
 import subprocess
 import sys
@@ -32,6 +38,9 @@ from ..formats import b2nd as fb
 from ..formats import frame as ff
 from ..formats.rules import RULES
 from ..frame.read import open_frame
+from ..tools.validate import validate
+from .mutations import MUTATIONS, apply
+from .readers import Slip, every_reader
 
 __all__ = ["Verdict", "c_blosc2_verdicts", "Outcome", "blosckit_outcome", "classify",
            "fuzz", "write_corpus"]
@@ -242,18 +251,21 @@ def _array_outcome(f, max_nbytes: int) -> bytes | FormatError | None:
 
 
 def _known(blob: bytes, kind: str) -> list[str]:
-    """The divergences of the table that apply to ``blob`` (ids)."""
+    """The divergences of the table that apply to ``blob`` (ids): those of
+    decompressing (the oracle never calls getitem: V4 explains nothing)."""
+    def readers(chunk) -> list[str]:
+        return [d.id for d in divergences.reader_divergences(chunk, operation="decompress")]
     if kind == "chunk":
-        return [d.id for d in divergences.reader_divergences(blob)]
+        return readers(blob)
     try:
         with open_frame(blob) as f:
             ids = [d.id for d, _, _ in divergences.frame_divergences(f)]
             s, e = f.index_span
-            ids += [d.id for d in divergences.reader_divergences(f.buffer[s:e])]
+            ids += readers(f.buffer[s:e])
             ids += [d.id for d in divergences.index_divergences(f.buffer[s:e])]
             for i in range(f.nchunks):
                 if isinstance(f.offsets[i], int):
-                    ids += [d.id for d in divergences.reader_divergences(f.chunk(i))]
+                    ids += readers(f.chunk(i))
             if "uninit" in f.offsets:
                 ids.append("V6")
             return sorted(set(ids))
@@ -367,34 +379,66 @@ def _minimise(blob: bytes, kind: str, same: Callable[[bytes], bool], budget: int
 
 @dataclass
 class FuzzReport:
-    """Counts of a fuzzing run, and the cases written."""
+    """Counts of a fuzzing run, and the cases written.  ``slips`` counts
+    what blosckit's readers and tools did wrong (:class:`.readers.Slip`,
+    by label) apart from the disagreements with C-Blosc2."""
     inputs: int = 0
     agree: int = 0
     by_category: dict[str, int] = field(default_factory=dict)
     new_cases: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    slips: dict[str, int] = field(default_factory=dict)
+    mutations: dict[str, int] = field(default_factory=dict)   # named mutations applied
+
+    def saw(self, what: str) -> None:
+        """corrupt()'s observer: counts the named mutations applied."""
+        if what.startswith("mutation "):
+            name = what.split(" ", 1)[1]
+            self.mutations[name] = self.mutations.get(name, 0) + 1
 
 
 def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
-         batch: int = 200, progress: Callable[[FuzzReport], None] | None = None) -> FuzzReport:
+         batch: int = 200, progress: Callable[[FuzzReport], None] | None = None,
+         readers: bool = True) -> FuzzReport:
     """Run blosckit and C-Blosc2 on generated and corrupted chunks and
     frames for about ``seconds``; return the counts.  Disagreements no
     known divergence explains are minimised (a shorter blob keeping the
     same classification against blosckit) and written under ``out`` as
-    ``<category>-<n>.bin`` with a ``.txt`` line of explanation."""
+    ``<category>-<n>.bin`` with a ``.txt`` line of explanation.  The frames
+    are blosckit's (:func:`.strategies.frames`: fixed, variable-size and
+    VL-block chunks, specials, b2nd arrays, older layouts) and
+    python-blosc2's (written in a child process), damaged by
+    :func:`.strategies.corrupt` (its named mutations included).  With
+    ``readers``, every reader and tool also runs on each input under a
+    memory bound (:func:`.readers.every_reader`), sparse frames too, and
+    C-Blosc2 is asked whether salvage's outputs open; each slip is counted
+    in ``report.slips`` and its first case of each label written as
+    ``slip-<kind>-<n>.bin``."""
     from . import strategies as bst
     report = FuzzReport()
     start = time.monotonic()
     rounds = 0
+    seeds = python_blosc2_frames()
     while time.monotonic() - start < seconds:
         s = seed * 1_000_003 + rounds
         valid = [c for _, c in _draw(bst.chunks(max_nbytes=4096), batch // 2, s)]
         bad = _draw(bst.corrupt(valid), batch // 2, s + 1)
-        frames = [f for _, f in _draw(bst.frames(max_chunks=4), batch // 8, s + 2)]
-        bad_frames = _draw(bst.corrupt(frames), batch // 8, s + 3)
+        frames = [f for _, f in _draw(bst.frames(max_chunks=4, chunkings=bst.CHUNKINGS,
+                                                 stored_specials=True), batch // 8, s + 2)]
+        bad_frames = _draw(bst.corrupt(frames + seeds, observe=report.saw), batch // 8, s + 3)
+        # as many again made by the named mutations only (every class of
+        # finding as likely as the others), each known by its mutation
+        named = named_batch(frames + seeds, batch // 8, s + 6)
+        made_by = {blob: name for name, blob in named}
+        for name, _ in named:
+            report.saw(f"mutation {name}")
+        bad_frames += [blob for _, blob in named]
+        salvaged: list[tuple[bytes, bytes, str]] = []
         for kind, blobs in (("chunk", valid + bad), ("frame", frames + bad_frames)):
             for i, (blob, theirs) in enumerate(zip(blobs, c_blosc2_verdicts(blobs, kind=kind))):
                 report.inputs += 1
+                if readers:
+                    salvaged += _run_readers(blob, kind, out, report)
                 ours = blosckit_outcome(blob, kind)
                 found = classify(blob, kind, ours, theirs)
                 if found is not None and found[1].startswith("NEW") and found[0] != "c-crash":
@@ -404,15 +448,168 @@ def fuzz(*, seconds: float = 60, seed: int = 0, out: Path | None = None,
                     continue
                 category, why = found
                 key = f"{kind} {category}: {_label(why)}"
+                if why.startswith("NEW") and blob in made_by:
+                    key += f" [mutation {made_by[blob]}]"
                 report.by_category[key] = report.by_category.get(key, 0) + 1
                 if (why.startswith("NEW") or category == "c-crash") and out is not None:
                     _write_case(out, blob, kind, category, why, report)
+        if readers:
+            _check_salvaged(salvaged, out, report)
+            sparse = [f for _, f in _draw(bst.sframes(max_chunks=3), batch // 20, s + 4)]
+            for k, files in enumerate(sparse):
+                # every other index damaged by the named mutations that fit it
+                index = files[ff.SFRAME_INDEX]
+                names = [n for n in MUTATIONS if k % 2 and apply(n, index) is not None]
+                damage = bst.corrupt([index], mutations=names or None, observe=report.saw)
+                _run_sparse(files, damage, s + 5 + k, out, report)
         rounds += 1
         report.seconds = time.monotonic() - start
         if progress is not None:
             progress(report)
     report.seconds = time.monotonic() - start
     return report
+
+
+def named_batch(blobs: Sequence[bytes], n: int, seed: int) -> list[tuple[str, bytes]]:
+    """``n`` blobs made by the named mutations of :mod:`.mutations`, with the
+    name of each: a mutation drawn first (each as likely as the others),
+    then a blob of ``blobs`` it fits, then its choices (``random.Random``
+    of ``seed``)."""
+    rng = random.Random(seed)
+    fits: dict[str, list[bytes]] = {}
+    out: list[tuple[str, bytes]] = []
+    names = list(MUTATIONS)
+    while names and len(out) < n:
+        name = rng.choice(names)
+        if name not in fits:
+            fits[name] = [b for b in blobs if apply(name, b) is not None]
+        if not fits[name]:
+            names.remove(name)          # it fits none of these blobs
+            continue
+        made = apply(name, rng.choice(fits[name]), rng.choice)
+        if made is not None:
+            out.append((name, made))
+    return out
+
+
+# python-blosc2's frames of the kinds the fuzzing findings came from: an
+# n-d array (with a vlmetalayer), a variable-size frame (append_data of a
+# shorter chunk), special entries (zeros, NaN), stored special chunks (a
+# repeated value), metalayers and vlmetalayers, a one-chunk frame, VL-block
+# chunks.  Written
+# in a child: the fuzzer never runs C-Blosc2 in its own process.
+_SEEDS = r"""
+import numpy as np
+import blosc2
+out = []
+a = blosc2.asarray(np.arange(60 * 70, dtype="<i4").reshape(60, 70), chunks=(20, 32),
+                   blocks=(8, 16))
+a.schunk.vlmeta["note"] = "an array"
+out.append(a.schunk.to_cframe())
+out.append(blosc2.asarray(np.arange(100, dtype="<f8"), chunks=(40,), blocks=(40,)).to_cframe())
+s = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4))
+for n in (1000, 500, 1000):
+    s.append_data(np.arange(n, dtype="<i4"))
+out.append(s.to_cframe())
+for kind, ts in (("ZERO", 8), ("NAN", 4), ("VALUE", 4)):
+    s = blosc2.SChunk(chunksize=400 * ts, cparams=blosc2.CParams(typesize=ts))
+    kw = {"value": np.int32(7)} if kind == "VALUE" else {}
+    s.fill_special(1000, getattr(blosc2.SpecialValue, kind), **kw)
+    out.append(s.to_cframe())
+s = blosc2.SChunk(chunksize=4000, data=np.arange(3000, dtype="<i4"),
+                  cparams=blosc2.CParams(typesize=4), meta={"abcd": [1], "ef": 2})
+s.vlmeta["note"] = "hello world" * 3
+s.vlmeta["x"] = [1, 2, 3]
+out.append(s.to_cframe())
+out.append(blosc2.SChunk(chunksize=400, data=np.arange(100, dtype="<i4"),
+                         cparams=blosc2.CParams(typesize=4)).to_cframe())
+vl = bytes(blosc2.blosc2_ext.vlcompress([b"abc" * 20, b"hello" * 40, b"z"], typesize=1,
+                                        nthreads=1))
+s = blosc2.SChunk(chunksize=261, cparams=blosc2.CParams(typesize=1))
+s.insert_chunk(0, vl)
+s.insert_chunk(1, vl)
+out.append(s.to_cframe())
+for f in out:
+    print(bytes(f).hex())
+"""
+
+
+def python_blosc2_frames(timeout: float = 120) -> list[bytes]:
+    """python-blosc2's frames of the kinds the held-out fuzzing damaged
+    (see ``_SEEDS``), written in a child process; none when python-blosc2
+    (or NumPy) cannot run."""
+    try:
+        lines = subprocess.run([sys.executable, "-c", _SEEDS], capture_output=True, text=True,
+                               timeout=timeout, check=True).stdout.split()
+    except (subprocess.SubprocessError, OSError):
+        return []
+    return [bytes.fromhex(line) for line in lines]
+
+
+def _run_readers(src: bytes | Path, kind: str, out: Path | None,
+                 report: FuzzReport) -> list[tuple[bytes, bytes, str]]:
+    """Every reader on ``src``; its slips counted (and written); salvage's
+    output returned as ``(input, output, kind)`` for C-Blosc2's verdict."""
+    readings = every_reader(src)
+    for slip in readings.slips:
+        _count_slip(slip, src, kind, out, report)
+    if readings.salvaged is None or not isinstance(src, bytes):
+        return []
+    return [(src, readings.salvaged, kind)]
+
+
+def _count_slip(slip: Slip, src: bytes | Path, kind: str, out: Path | None,
+                report: FuzzReport) -> None:
+    key = f"{kind} {slip.label}"
+    first = key not in report.slips
+    report.slips[key] = report.slips.get(key, 0) + 1
+    if first and out is not None:
+        _write_slip(out, src, kind, slip, report)
+
+
+def _check_salvaged(salvaged: list[tuple[bytes, bytes, str]], out: Path | None,
+                    report: FuzzReport) -> None:
+    """C-Blosc2 must open every output of salvage (and its array, for a b2nd
+    frame): one child for the round's outputs."""
+    if not salvaged:
+        return
+    for (src, made, kind), v in zip(salvaged, c_blosc2_verdicts([m for _, m, _ in salvaged],
+                                                                kind="frame")):
+        if v.b2_ok and v.array_ok is not False and not v.python_only:
+            continue
+        said = sorted({p.rule for p in validate(made)})
+        what = "the array" if v.b2_ok and v.array_ok is False else "the frame"
+        why = f"validate: {', '.join(said)}" if said else "validate: []"
+        _count_slip(Slip("salvage", "output", f"c-blosc2 refuses ({why})",
+                         f"C-Blosc2 cannot read {what} of its output ({why})"),
+                    src, kind, out, report)
+
+
+def _run_sparse(files: dict[str, bytes], damage, seed: int, out: Path | None,
+                report: FuzzReport) -> None:
+    """Every reader on a sparse frame directory whose index is damaged."""
+    index = _draw(damage, 1, seed)[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp) / "fuzz.b2frame"
+        d.mkdir()
+        for name, data in {**files, ff.SFRAME_INDEX: index}.items():
+            (d / name).write_bytes(data)
+        report.inputs += 1
+        _run_readers(d, "sframe", out, report)
+
+
+def _write_slip(out: Path, src: bytes | Path, kind: str, slip: Slip,
+                report: FuzzReport) -> None:
+    """The first input of a slip's label, with a line saying what happened
+    (an sframe directory is copied whole)."""
+    out.mkdir(parents=True, exist_ok=True)
+    name = f"slip-{kind}-{len(report.new_cases)}"
+    if isinstance(src, bytes):
+        (out / f"{name}.bin").write_bytes(src)
+    else:
+        shutil.copytree(src, out / name)
+    (out / f"{name}.txt").write_text(f"{slip.reader}: {slip.what}\n")
+    report.new_cases.append(name)
 
 
 def _alone(blobs: Sequence[bytes], i: int, kind: str, ours: Outcome, found: tuple[str, str],

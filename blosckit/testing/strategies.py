@@ -12,7 +12,10 @@ who test Blosc readers (needs the ``fuzz`` extra: ``pip install blosckit[fuzz]``
   files.
 * :func:`corrupt` mutates drawn blobs where the format is fragile: the
   fields the declarations in :mod:`blosckit.formats` name (set to boundary
-  values), msgpack markers, truncation, splices of two blobs, random bytes.
+  values), msgpack markers, truncation, splices of two blobs, random bytes,
+  and the named structure-aware mutations of :mod:`.mutations`, each the
+  way one class of fuzzing findings was made (``mutations=`` asks for
+  some of them only).
 
 Strategies shrink toward small data and few chunks.  ``compatible_with=
 "c-blosc2"`` keeps only what C-Blosc2 reads identically, decided by the
@@ -27,6 +30,7 @@ import struct
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import msgpack
+from hypothesis import reject
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
@@ -45,6 +49,7 @@ from ..frame.read import open_frame
 from ..frame.sframe import sframe_files
 from ..tools import divergences
 from ..tools import inspect as _inspect
+from . import mutations as _mutations
 
 __all__ = ["chunks", "frames", "sframes", "corrupt", "targets", "CODECS", "FORMATS"]
 
@@ -291,29 +296,34 @@ _VALUES = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) |
                        max_leaves=6)
 
 
+# How a frame's chunks are sized and made: of the frame's chunk size (the
+# last one shorter), of sizes of their own (a variable-size frame, chunksize
+# 0, as python-blosc2's append_data of a shorter chunk makes one), or
+# VL-block chunks (each chunk a few variable-length blocks)
+CHUNKINGS = ("fixed", "variable", "vlblocks")
+
+
 @st.composite
-def _frame(draw, max_chunks: int, layouts: tuple[int, ...]) -> tuple[list[bytes], bytes]:
+def _frame(draw, max_chunks: int, layouts: tuple[int, ...],
+           chunkings: tuple[str, ...] = ("fixed",),
+           stored_specials: bool = False) -> tuple[list[bytes], bytes]:
     typesize = draw(st.sampled_from((1, 2, 4, 8)))
     codec = draw(st.sampled_from(CODECS))
     chunk_items = draw(st.integers(1, 256))
     chunksize = chunk_items * typesize
     n = draw(st.integers(1, max_chunks))
     filters = draw(_pipeline(typesize, "blosc2").filter(lambda f: not _lossy(f)))
+    # one way drawn nothing (the draws of a fixed seed stay those of before)
+    chunking = chunkings[0] if len(chunkings) == 1 else draw(st.sampled_from(chunkings))
     datas, stored = [], []
     for i in range(n):
-        size = chunksize if i < n - 1 else draw(st.integers(1, chunk_items)) * typesize
-        special = draw(st.sampled_from((None, None, None, "zeros", "nan", "uninit")))
-        if special == "nan" and typesize not in (4, 8):
-            special = "zeros"
-        if special is not None:
-            c = compress_special(special, size, typesize=typesize)
-            datas.append(decompress(c))
-        else:
-            d = _fill(draw, size)
-            c = compress(d, typesize=typesize, codec=codec, filters=filters,
-                         clevel=draw(st.integers(1, 9)))
-            datas.append(d)
+        size = chunksize if i < n - 1 and chunking != "variable" else \
+            draw(st.integers(1, chunk_items)) * typesize
+        d, c = _frame_chunk(draw, chunking, size, typesize, codec, filters, stored_specials)
+        datas.append(d)
         stored.append(c)
+    if chunking == "variable":
+        chunksize = 0
     layout = draw(st.sampled_from(layouts))
     meta = draw(st.dictionaries(_NAMES.filter(lambda s: s not in fb.NAMES), _VALUES,
                                 min_size=1 if layout == 12 else 0,      # 12: with metalayers,
@@ -353,6 +363,37 @@ def _b2nd_frame(draw, max_chunks: int) -> tuple[list[bytes], bytes]:
     return chunk_data(data, shape, cshape, bshape, ts), frame
 
 
+def _frame_chunk(draw, chunking: str, size: int, typesize: int, codec: str,
+                 filters: tuple, stored_specials: bool) -> tuple[bytes, bytes]:
+    """One chunk of a frame holding ``size`` bytes, and that data: a
+    special chunk (zeros, NaN and uninit become special offsets in a
+    fixed-size frame; with ``stored_specials`` also a repeated value, which
+    is stored), a VL-block chunk (a frame holds VL-block chunks only:
+    C-Blosc2 refuses a mix), or a compressed one.  A function of ``draw``,
+    not a strategy of its own, so that a fixed seed draws what it drew
+    before these kinds came."""
+    kinds = (None, None, None, "zeros", "nan", "uninit") + (("value",) if stored_specials else ())
+    special = None if chunking == "vlblocks" else draw(st.sampled_from(kinds))
+    if special == "nan" and typesize not in (4, 8):
+        special = "zeros"
+    if special == "value":
+        value = draw(st.binary(min_size=typesize, max_size=typesize))
+        return value * (size // typesize), compress_special("value", size, typesize=typesize,
+                                                            value=value)
+    if special is not None:
+        c = compress_special(special, size, typesize=typesize)
+        return decompress(c), c
+    d = _fill(draw, size)
+    if chunking == "vlblocks":
+        cuts = sorted(set(draw(st.lists(st.integers(1, max(1, size // typesize - 1)),
+                                        max_size=3))))
+        edges = [0, *(k * typesize for k in cuts if k * typesize < size), size]
+        blocks = [d[a:b] for a, b in zip(edges, edges[1:])]
+        return d, compress_vlblocks(blocks, typesize=typesize, codec=codec, filters=())
+    return d, compress(d, typesize=typesize, codec=codec, filters=filters,
+                       clevel=draw(st.integers(1, 9)))
+
+
 def _fill(draw, size: int) -> bytes:
     """``size`` bytes that shrink toward zeros."""
     head = draw(st.binary(max_size=min(size, 64)))
@@ -363,7 +404,8 @@ LAYOUTS = (14, 13, 12, 11)
 
 
 def frames(*, max_chunks: int = 8, compatible_with: str | None = None,
-           layouts: Sequence[int] = LAYOUTS, b2nd: bool = True
+           layouts: Sequence[int] = LAYOUTS, b2nd: bool = True,
+           chunkings: Sequence[str] = ("fixed",), stored_specials: bool = False
            ) -> st.SearchStrategy[tuple[list[bytes], bytes]]:
     """``(chunks_data, frame)`` pairs: a valid contiguous frame and each
     chunk's decoded bytes (what python-blosc2's ``schunk[:]`` joins).
@@ -378,15 +420,22 @@ def frames(*, max_chunks: int = 8, compatible_with: str | None = None,
     written before 2021); ``compatible_with="c-blosc2"`` keeps frames
     C-Blosc2 and python-blosc2 read alike (the current layout, no uninit
     chunks: C-Blosc2 leaves their bytes undefined, no frame divergence).
+    ``chunkings`` picks how super-chunk frames are chunked (drawn among
+    those given): ``"fixed"`` (every chunk of the frame's chunk size, the
+    last shorter), ``"variable"`` (chunks of their own sizes: a
+    variable-size frame, chunksize 0, which C-Blosc2's slice reader cannot
+    read: V22), ``"vlblocks"`` (VL-block chunks); ``stored_specials`` adds
+    special chunks of a repeated value (stored as chunks).
     :func:`sframes` gives the same frames as sparse-frame files."""
     if not isinstance(max_chunks, int) or max_chunks < 1:
         raise InvalidArgument(f"max_chunks={max_chunks!r} must be a positive int")
     if compatible_with not in (None, "c-blosc2"):
         raise InvalidArgument(f"compatible_with={compatible_with!r}: only 'c-blosc2'")
     _check("layouts", tuple(layouts), LAYOUTS)
-    if not layouts:
-        raise InvalidArgument("layouts=(): at least one header layout")
-    out = _frame(max_chunks, tuple(layouts))
+    _check("chunkings", tuple(chunkings), CHUNKINGS)
+    if not layouts or not chunkings:
+        raise InvalidArgument("layouts and chunkings: at least one each")
+    out = _frame(max_chunks, tuple(layouts), tuple(chunkings), stored_specials)
     if b2nd and 14 in layouts:
         out = st.one_of(out, _b2nd_frame(max_chunks))
     if compatible_with == "c-blosc2":
@@ -446,11 +495,36 @@ def _boundary(size: int) -> list[int]:
     return sorted({0, 1, top, top >> 1, (top >> 1) + 1, top - 1})
 
 
+def _picker(draw) -> _mutations.Pick:
+    """A named mutation's ``pick``, drawn (so that hypothesis shrinks it)."""
+    return lambda options: draw(st.sampled_from(list(options)))
+
+
+@st.composite
+def _named(draw, blob: bytes, names: Sequence[str],
+           observe: Callable[[str], None] | None) -> bytes | None:
+    """``blob`` changed by one of the named mutations that fits it (tried in
+    a drawn order), or None when none does."""
+    for name in draw(st.permutations(list(names))):
+        out = _mutations.apply(name, blob, _picker(draw))
+        if out is not None:
+            if observe is not None:
+                observe(f"mutation {name}")
+            return out
+    return None
+
+
 @st.composite
 def _mutate(draw, blob: bytes, other: bytes,
             observe: Callable[[str], None] | None) -> bytes:
     how = draw(st.sampled_from(("field", "field", "field", "marker", "truncate", "splice",
-                                "bytes")))
+                                "bytes", "named", "named")))
+    if how == "named":
+        name = draw(st.sampled_from(list(_mutations.MUTATIONS)))
+        out = draw(_named(blob, [name], observe))
+        if out is not None:
+            return out
+        how = "field"               # the drawn class does not fit this blob
     fields = targets(blob) if how in ("field", "marker") else []
     if how == "marker":
         fields = [f for f in fields if f[0].rsplit(".", 1)[-1].endswith("marker")] or fields
@@ -477,17 +551,56 @@ def _mutate(draw, blob: bytes, other: bytes,
 
 
 def corrupt(blobs: st.SearchStrategy[bytes] | Sequence[bytes], *,
-            observe: Callable[[str], None] | None = None) -> st.SearchStrategy[bytes]:
+            observe: Callable[[str], None] | None = None,
+            mutations: Sequence[str] | None = None) -> st.SearchStrategy[bytes]:
     """Blobs drawn from ``blobs`` (a strategy, or a list of blobs) and then
     damaged once: a declared field set to a boundary or random value, a
-    msgpack marker changed, a truncation, a splice with a second blob, or a
-    few random bytes.  ``observe``, when given, is called with the path of
-    each field mutated (for coverage counts)."""
+    msgpack marker changed, a truncation, a splice with a second blob, a
+    few random bytes, or one of the named structure-aware mutations of
+    :mod:`blosckit.testing.mutations` (each makes one class of the fuzzing
+    findings: a header typesize of 2**31-1, a metalayer name twice, a b2nd
+    block shape that no longer fits the chunks, ...).  ``mutations``, when
+    given, names the only mutations to apply: from a list of blobs, a
+    mutation is drawn first (each as likely as the others) and then a blob
+    it fits; from a strategy, a blob and then a mutation that fits it (a
+    blob none fits is rejected).  ``observe``,
+    when given, is called with the path of each field mutated (for coverage
+    counts), and with ``"mutation <name>"`` for a named mutation."""
     source = blobs if isinstance(blobs, st.SearchStrategy) else st.sampled_from(list(blobs))
+    if mutations is not None:
+        unknown = [m for m in mutations if m not in _mutations.MUTATIONS]
+        if unknown or not mutations:
+            raise InvalidArgument(f"mutations={mutations!r}: each one of "
+                                  f"{sorted(_mutations.MUTATIONS)}")
+        if not isinstance(blobs, st.SearchStrategy):
+            return _named_classes([bytes(b) for b in blobs], mutations, observe)
 
     @st.composite
     def _one(draw):
         blob = bytes(draw(source))
+        if mutations is not None:
+            out = draw(_named(blob, mutations, observe))
+            if out is None:
+                reject()
+            return out
         other = bytes(draw(source))
         return draw(_mutate(blob, other, observe))
+    return _one()
+
+
+def _named_classes(blobs: list[bytes], names: Sequence[str],
+                   observe: Callable[[str], None] | None) -> st.SearchStrategy[bytes]:
+    """A named mutation drawn first (each class as likely as the others),
+    then a blob of the list it fits (InvalidArgument when it fits none)."""
+    fits = {n: [b for b in blobs if _mutations.apply(n, b) is not None] for n in names}
+    usable = [n for n in names if fits[n]]
+    if not usable:
+        raise InvalidArgument(f"mutations={list(names)!r} fit none of the blobs")
+
+    @st.composite
+    def _one(draw):
+        name = draw(st.sampled_from(usable))
+        out = draw(_named(draw(st.sampled_from(fits[name])), [name], observe))
+        assert out is not None              # it fitted with the first picks
+        return out
     return _one()

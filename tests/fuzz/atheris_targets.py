@@ -5,6 +5,8 @@
     python tests/fuzz/atheris_targets.py decompress CORPUS_DIR -max_total_time=60
     python tests/fuzz/atheris_targets.py open_frame CORPUS_DIR -max_total_time=60
     python tests/fuzz/atheris_targets.py validate CORPUS_DIR -max_total_time=60
+    python tests/fuzz/atheris_targets.py salvage CORPUS_DIR -max_total_time=60
+    python tests/fuzz/atheris_targets.py readers CORPUS_DIR -max_total_time=60
 
 ``--sanitize`` (before the target) first builds blosckit's native library
 with ``-fsanitize=address`` into a temporary directory
@@ -17,8 +19,14 @@ with the reason when the compiler cannot build sanitized code.  The
 it anyway, which does no harm.
 
 The only allowed outcome of any input is data or a FormatError (validate:
-never an exception); anything else is a finding, saved by libFuzzer as
-``crash-<sha1>`` in the working directory.
+never an exception; salvage: FormatError or an output validate finds no
+error in); anything else is a finding, saved by libFuzzer as
+``crash-<sha1>`` in the working directory.  ``readers`` runs every reader
+and tool of blosckit on the input (:func:`blosckit.testing.readers.every_reader`:
+the frame and array readers, validate, inspect, scan, salvage), each under
+an address-space bound of what the input's header and ``max_nbytes``
+allow (not under ``--sanitize``: AddressSanitizer's shadow memory and an
+address-space limit do not mix), and fails on any slip.
 """
 from __future__ import annotations
 
@@ -28,7 +36,7 @@ import tempfile
 from pathlib import Path
 
 CAP = 1 << 24          # bytes a hostile header may make a target allocate
-TARGETS = ("decompress", "open_frame", "validate")
+TARGETS = ("decompress", "open_frame", "validate", "salvage", "readers")
 SANITIZED = "BLOSCKIT_SANITIZED_BUILD"      # set in the re-executed process
 
 
@@ -56,6 +64,22 @@ def target_validate(blob: bytes) -> None:
     import blosckit
     for p in blosckit.validate(blob):
         assert 0 <= p.offset <= len(blob) and p.rule, p
+
+
+def target_salvage(blob: bytes) -> None:
+    import blosckit
+    try:
+        out, _ = blosckit.salvage(blob)
+    except blosckit.FormatError:
+        return
+    errors = [p for p in blosckit.validate(out) if p.severity == "error"]
+    assert not errors, errors
+
+
+def target_readers(blob: bytes) -> None:
+    from blosckit.testing.readers import every_reader
+    slips = every_reader(blob, max_nbytes=CAP, bound_memory=SANITIZED not in os.environ).slips
+    assert not slips, slips
 
 
 def _sanitized_exec(argv: list[str]) -> None:
