@@ -109,8 +109,6 @@ KNOWN_SLIPS = {
         "test_salvage_of_a_zeros_chunk_of_partial_items",
     r"salvage output c-blosc2 refuses \(validate: \[\]\)$":
         "test_frame_holding_a_version_2_chunk, test_b2nd_blocksize_other_than_blockshape_items",
-    r"salvage raised IsADirectoryError$": "test_salvage_of_a_sparse_frame",
-    r"salvage raised ValueError$": "test_salvage_metalayer_name_empty",
     r"b2nd raised TypeError$": "test_b2nd_array_of_a_dtype_numpy_cannot_parse",
     r"validate(-shallow)? memory$": "test_deep_validate_scratch_is_bounded_by_the_frame",
     # the input's own chunk or name or array is one C-Blosc2 or python-blosc2

@@ -138,6 +138,21 @@ class Chunks:
                 if f is not None]
 
 
+def chunk_cap(h: Header) -> int:
+    """The most bytes a chunk found without its index entry may decode to
+    (a damaged chunk header, or a false candidate, must not make salvage
+    allocate more than the frame's own header allows): twice the header's
+    chunksize (a damaged chunksize that is a little off still lets the
+    frame's chunks through), the header's nbytes in a frame of varying
+    chunk sizes, at most SCAN_MAX_NBYTES, which is also the cap when the
+    header says nothing."""
+    if h.chunksize:
+        return min(2 * h.chunksize, SCAN_MAX_NBYTES)
+    if h.variable and h.nbytes:
+        return min(h.nbytes, SCAN_MAX_NBYTES)
+    return SCAN_MAX_NBYTES
+
+
 def _decode(mv, pos: int, cbytes: int, max_nbytes: int, root: str = "chunk") -> Found:
     """The chunk of ``cbytes`` bytes at ``pos`` (the caller located it),
     decoded; FormatError at input offsets, under ``root``, otherwise."""
@@ -189,7 +204,10 @@ def _read_index(inp: Input, h: Header) -> _Index:
     sink = RaiseFirst()
     sink.run(ff.INDEX_RULES, iv, mv)
     assert start is not None
-    cap = ff.LEN_OFFSET * want if want is not None else SCAN_MAX_NBYTES
+    # without a count (chunks of varying size), each entry names a stored
+    # chunk: at least a chunk header of the input, or a chunk file
+    room = len(inp.chunk_numbers()) if inp.directory is not None else len(mv) // _LEN_CHUNK_HEAD
+    cap = ff.LEN_OFFSET * (want if want is not None else room)
     try:
         cbytes = _chunk.chunk_sizes(mv[start:])[1]
         raw = _chunk.decompress(bytes(mv[start:start + max(cbytes, 0)]), max_nbytes=cap)
@@ -250,7 +268,7 @@ def _by_index(inp: Input, h: Header, index: _Index, report: SalvageReport) -> Ch
                 raise err.relocated(e.start, e.chunk_path) from None
             if not sparse:
                 sink.run(ff.CHUNK_RULES, e, mv)
-            f = _decode(body, e.start, e.cbytes, size or SCAN_MAX_NBYTES, e.chunk_path)
+            f = _decode(body, e.start, e.cbytes, size or chunk_cap(h), e.chunk_path)
             e.nbytes = f.nbytes
             sink.run(ff.CHUNK_RULES, e, mv)
         except FormatError as err:
@@ -411,7 +429,7 @@ def _scan_route(mv: memoryview, h: Header, report: SalvageReport) -> Chunks:
     """Chunks found by scanning, when the index cannot be used."""
     sec = h.section(len(mv))
     start = sec[0] if sec else (h.header_len or 0)
-    cap = max(h.chunksize or 0, SCAN_MAX_NBYTES)
+    cap = chunk_cap(h)
     found = scan(mv, start, len(mv), h.typesize, cap)
     if not found and h.typesize is not None:
         # the header's typesize may be the damaged field
@@ -479,7 +497,7 @@ def _fill_failed(mv: memoryview, h: Header, got: Chunks, report: SalvageReport) 
     pos, before = sec[0], -1
     for a, b, i in known + [(sec[1], sec[1], len(slots))]:
         if a > pos:
-            orphans = scan(mv, pos, a, h.typesize, max(h.chunksize or 0, SCAN_MAX_NBYTES))
+            orphans = scan(mv, pos, a, h.typesize, chunk_cap(h))
             places = sorted(k for k in failed if before < k < i) if before < i else []
             if orphans and len(orphans) == len(places):
                 for k, f in zip(places, orphans):
@@ -533,7 +551,7 @@ def _by_file(inp: Input, h: Header, report: SalvageReport) -> Chunks:
         try:
             raw = inp.chunk_file(n)
             f = _decode(raw, 0, _chunk.chunk_sizes(raw[:_LEN_CHUNK_HEAD])[1],
-                        max(h.chunksize or 0, SCAN_MAX_NBYTES), f"frame.chunks[{n}]")
+                        chunk_cap(h), f"frame.chunks[{n}]")
         except (OSError, FormatError) as e:
             if isinstance(e, FormatError):
                 report.damage.append(Damage.of(e))

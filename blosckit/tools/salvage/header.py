@@ -89,7 +89,9 @@ def read_header(mv: memoryview, report: SalvageReport) -> Header:
     cs = read_field(mv, con, "chunksize")
     h.chunksize = cs if cs is not None and cs > 0 else None
     h.variable = cs == 0 and bool(h.nbytes)
-    bs = read_field(mv, con, "blocksize")
+    # the older layouts have no blocksize field
+    bs = read_field(mv, con, "blocksize") if "blocksize" in ff.FLAT_HEADERS[h.layout].fields \
+        else None
     h.blocksize = bs if bs is not None and bs > 0 else None
     h.header_len = _metalayers(mv, h, header_len, report)
     return h
