@@ -177,15 +177,16 @@ def test_an_object_npy_is_refused_with_what_to_do(tmp_path):
 
 
 def test_inspect_shows_the_header_of_a_chunk_it_stops_at(tmp_path):
-    """A chunk cut short: the reader stops at its header (H14); inspect
-    shows what it read before the stop, then the error (it printed only the
-    error)."""
+    """A chunk cut short: the reader stops at its header (T-truncated);
+    inspect shows what it read before the stop, then the error (it printed
+    only the error)."""
     blosc2 = oracle("blosc2")
     chunk = blosc2.compress2(bytes(range(256)) * 100, typesize=4)
     path = tmp_path / "cut.bin"
     path.write_bytes(chunk[:200])
     r = cli_runner.blosckit("inspect", path)
-    assert r.returncode == 1 and "[H14]" in r.stderr
+    assert r.returncode == 1 and "[T-truncated]" in r.stderr
+    assert "the input ends at byte 200, inside chunk (cbytes says the chunk is" in r.stderr
     assert "version = 5" in r.stdout and "cbytes" in r.stdout
 
 

@@ -41,8 +41,10 @@ ROOT = "chunk"                    # the root of every path this module reports
 # for what it declines, and re-reads a chunk it rejects to explain why.
 _FAST = [native.make_codec_table(libs.NATIVE_DECODERS)]
 
-# Header errors after which nothing below the header can be located.
-_STRUCTURAL = ("chunk.header.version", "chunk.header.cbytes", "chunk.header.nbytes",
+# Header errors after which nothing below the header can be located (a
+# truncation included: the rest is not there).
+_CBYTES = "chunk.header.cbytes"
+_STRUCTURAL = (fc.INPUT, "chunk.header.version", _CBYTES, "chunk.header.nbytes",
                "chunk.header.blocksize", "chunk.header.flags", "chunk.header.extended",
                "chunk.header.extended.blosc2_flags",
                "chunk.header.extended.blosc2_flags.special")
@@ -90,8 +92,8 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     n = len(mv)
     v = ChunkView()
     v.n, v.max_nbytes = n, max_nbytes
-    sink.run(fc.INPUT_RULES, v, mv)
-    if n < fc.LEN_HEADER:               # H1 said so: there is no header to read
+    if n < fc.LEN_HEADER:               # no header to read (T-truncated)
+        sink.run(fc.INPUT_RULES, fc.header_extent(n), mv)
         return None
     (v.version, v.versionlz, v.flags, v.typesize, v.nbytes, v.hdr_blocksize,
      v.cbytes) = fc.FAST_HEADER.unpack_from(mv, 0)
@@ -110,9 +112,19 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     if not sink.ok(fc.VERSION_RULES[0].path):
         return None
     sink.run(fc.HEADER_RULES, v, mv)
+    if v.extended and n < fc.LEN_EXTENDED:
+        # the flags announce header bytes that are not there (a cbytes
+        # below them is H6's: then the chunk, not the input, is short)
+        if sink.ok(_CBYTES):
+            sink.run(fc.INPUT_RULES, fc.extended_extent(v), mv)
+        sink.run(fc.BASIC_FIELD_RULES, v, mv)
+        return None
     _read_extended(v, mv)
     sink.run(fc.FIELD_RULES, v, mv)
-    if not sink.ok(*_STRUCTURAL) or (v.extended and n < fc.LEN_EXTENDED):
+    if sink.ok(_CBYTES):
+        sink.run(fc.INPUT_RULES, fc.cbytes_extent(v), mv)
+    sink.run(fc.CODEC_FIELD_RULES, v, mv)
+    if not sink.ok(*_STRUCTURAL):
         return None
     if v.special:
         sink.run(fc.SPECIAL_RULES, v, mv)
@@ -227,9 +239,7 @@ def chunk_sizes(src) -> tuple[int, int, int]:
     """``(nbytes, cbytes, blocksize)`` from the 16-byte header alone."""
     mv = as_view(src)
     if len(mv) < fc.LEN_HEADER:
-        v = ChunkView()
-        v.n = len(mv)
-        RaiseFirst().run(fc.INPUT_RULES, v, mv)
+        RaiseFirst().run(fc.INPUT_RULES, fc.header_extent(len(mv)), mv)
     _, _, _, _, nbytes, blocksize, cbytes = fc.FAST_HEADER.unpack_from(mv, 0)
     return nbytes, cbytes, blocksize
 

@@ -22,6 +22,7 @@ from . import signatures
 from . import fast_format, fast_parser, field_offset
 from .layout import ConstMismatch, Layout
 from .rules import OFFSETS, explain, rule
+from .truncation import INPUT, TRUNCATION_RULES, Truncation
 
 MAGIC = signatures.FRAME_MAGIC
 
@@ -372,12 +373,20 @@ class FrameView:
     filter_shuffle: int
 
 
+def start_extent(n: int) -> Truncation:
+    """A frame starts with its header: an empty input is cut short there
+    (the truncation rule, formats/truncation.py)."""
+    return Truncation(n, 1, "frame.header", "a frame starts with its header")
+
+
+INPUT_RULES = TRUNCATION_RULES
+
+
 @rule("F-layout", "error", "frame.header.fixarray", "frame.md#rules",
       "the header starts with a msgpack fixarray of 11..14 elements")
 def layout_known(v, src, sink):
-    if v.layout is None:
-        sink("not a Blosc2 frame: no header fixarray of 11..14 elements" if v.n
-             else "empty input: a frame starts with its header", 0)
+    if v.layout is None and v.n:
+        sink("not a Blosc2 frame: no header fixarray of 11..14 elements", 0)
 
 
 @rule("F-marker", "error", "frame.header", "frame.md#rules",
@@ -397,6 +406,34 @@ def _at(v: FrameView, field: str) -> int:
     """Where ``field`` sits in the view's own header layout (the older
     layouts put fields elsewhere than today's)."""
     return FLAT_HEADERS[v.layout].offset(field)
+
+
+def frame_extent(v: FrameView, src) -> Truncation:
+    """The frame as its header says (``frame_len`` bytes), once the fixed
+    header is read, with the part of it the input ends inside.  An input
+    that ends with a whole trailer holds a whole frame: its ``frame_len``
+    is then the field at fault (F-frame-len), not the input."""
+    n = v.n
+    end = v.frame_len
+    if end > n and trailer_view(n, n, v.header_len, src).head is not None:
+        end = n
+    return Truncation(n, end, _part_at(v, src, n), f"frame_len says the frame is "
+                      f"{v.frame_len} bytes")
+
+
+def _part_at(v: FrameView, src, at: int) -> str:
+    """The part of the frame byte ``at`` falls in, as far as the header
+    locates the parts (the index's length comes from its chunk header)."""
+    if at < v.header_len:
+        return "frame.metalayers" if v.layout in LAYOUT_WITH_METALAYERS else "frame.header"
+    index = v.header_len + (0 if v.sparse else max(v.cbytes, 0))
+    if at < index:
+        return "frame.chunks"
+    if 0 <= index and index + fc.LEN_HEADER <= at:
+        index_end = index + fc.FAST_HEADER.unpack_from(src, index)[_CBYTES_AT]
+        if index_end <= at:
+            return "frame.trailer"
+    return "frame.offsets"
 
 
 @rule("F-version", "error", _F + "general_flags.version", "frame.md#rules",
@@ -442,7 +479,8 @@ def header_len_sane(v, src, sink):
 
 
 @rule("F-frame-len", "error", _F + "frame_len", "frame.md#rules",
-      "a contiguous frame is exactly frame_len bytes long (a sparse index likewise)")
+      "a contiguous frame is exactly frame_len bytes long (a sparse index likewise)",
+      needs=(INPUT,))
 def frame_len_matches(v, src, sink):
     if v.frame_len != v.n:
         where = v.n if v.frame_len > v.n else _at(v, "frame_len")
@@ -533,13 +571,20 @@ class MetaView(NamedTuple):
     def value_path(self, e: MetaEntryView) -> str:
         return f"{self.root}[{e.name.decode('utf-8', 'replace')!r}]"
 
+    @property
+    def bound(self) -> str:
+        """What ends the section, in words: a read past it is the section's
+        fault (the input holds the whole frame by then)."""
+        return ("the header (header_len)" if self.root == "frame.metalayers"
+                else "the frame (frame_len)")
+
 
 @rule("F-meta", "error", "frame.metalayers", "frame.md#rules",
       "the metalayer index and values are well formed, at most 16 entries, each offset "
       "pointing at its bin32 value inside the header (trailer), no name twice")
 def metalayers_well_formed(v, src, sink):
     if v.entries is None:
-        if not explain(Metalayers, src[:v.limit], v.start, v.root, sink):
+        if not explain(Metalayers, src[:v.limit], v.start, v.root, sink, bound=v.bound):
             sink("the metalayer index disagrees with its declaration", v.start, v.root)
         return
     if len(v.entries) > MAX_METALAYERS:
@@ -557,7 +602,8 @@ def metalayers_well_formed(v, src, sink):
                  f"(0..{limit - v.base})", v.start, v.value_path(e))
         elif e.len_content is None or e.at + LEN_META_VALUE_HEAD + e.len_content > limit:
             # construct says which byte is wrong, or where the value runs out
-            if not explain(MetaValue, src[:v.limit], e.at, v.value_path(e), sink):
+            if not explain(MetaValue, src[:v.limit], e.at, v.value_path(e), sink,
+                           bound=v.bound):
                 sink("the value disagrees with its declaration", e.at, v.value_path(e))
         elif e.name in seen:
             # no writer repeats a name (C-Blosc2 refuses to add one twice);
@@ -718,8 +764,11 @@ def index_fills_its_space(v, src, sink):
         sink("header_len or cbytes unreadable: the index cannot be located", 0, "frame.header")
     elif v.absent:
         return
-    elif not v.header_len <= start < end:
-        sink(f"no room for the offsets index between {start} and {end}", min(start, v.n))
+    elif not v.header_len <= start <= end - fc.LEN_HEADER:
+        # the space between the chunks section and the trailer is the
+        # header's and trailer's saying: the input holds it whole
+        sink(f"no room for the offsets index between {start} and {end} (its chunk header "
+             f"needs {fc.LEN_HEADER} bytes)", min(start, v.n))
     elif v.chunk_cbytes is not None and v.fills and v.chunk_cbytes != end - start:
         sink(f"the index chunk ({v.chunk_cbytes} bytes for {v.chunk_nbytes // LEN_OFFSET} "
              f"offsets) does not fill the {end - start} bytes before the trailer",
@@ -861,6 +910,40 @@ def chunk_fits_frame(v, src, sink):
 # Once the chunk's header is read (``start``, ``cbytes``), and again once its
 # decoded size (``nbytes``) is known.
 CHUNK_RULES = (chunk_fits_frame,)
+
+
+class ValueChunkView(NamedTuple):
+    """A vlmetalayer's value as the trailer stores it: a chunk in a bin32
+    of ``length`` bytes starting at ``start`` (path ``chunk_path``); the
+    chunk's ``cbytes`` (None when fewer than a chunk header's bytes are
+    there)."""
+    start: int
+    chunk_path: str
+    length: int
+    cbytes: int | None
+
+
+def value_chunk_view(start: int, path: str, value) -> ValueChunkView:
+    """The view of the vlmetalayer value ``value`` (its bytes) at ``start``."""
+    cbytes = fc.FAST_HEADER.unpack_from(value, 0)[_CBYTES_AT] \
+        if len(value) >= fc.LEN_HEADER else None
+    return _new(ValueChunkView, (start, path, len(value), cbytes))
+
+
+@rule("F-vlmeta", "error", "frame.trailer.vlmetalayers[]", "frame.md#rules",
+      "a vlmetalayer value is one chunk whose cbytes is the value's bin32 length")
+def value_is_one_chunk(v, src, sink):
+    if v.cbytes is None:
+        sink(f"the value holds {v.length} bytes, fewer than a {fc.LEN_HEADER}-byte chunk "
+             "header", v.start, v.chunk_path)
+    elif v.cbytes != v.length:
+        sink(f"the value's chunk says cbytes {v.cbytes}, its bin32 length is {v.length} "
+             "(C-Blosc2 refuses the frame)", v.start + fc.HEADER.offset("cbytes"),
+             f"{v.chunk_path}.header.cbytes")
+
+
+# Each vlmetalayer value, before it is decoded.
+VALUE_RULES = (value_is_one_chunk,)
 
 
 class TotalView(NamedTuple):

@@ -33,7 +33,7 @@ from ..formats.layout import ConstMismatch
 from ..formats.rules import OFFSETS, RaiseFirst, Sink
 
 __all__ = ["Frame", "open_frame", "read_header", "read_metalayers", "FrameView",
-           "special_chunk"]
+           "special_chunk", "vlmeta_value"]
 
 _OFFSET = ff.FAST_OFFSET
 _LEN_ENTRY = ff.LEN_OFFSET                     # one index entry
@@ -98,6 +98,7 @@ def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView | None:
     v.layout = layout = ff.header_layout(mv[0]) if len(mv) else None
     values = None if layout is None else ff.read_or_none(ff.FLAT_HEADERS[layout], mv, 0)
     v.markers_ok = values is not None
+    sink.run(ff.INPUT_RULES, ff.start_extent(v.n), mv)
     sink.run(ff.LAYOUT_RULES, v, mv)
     if values is None:
         return None
@@ -110,6 +111,7 @@ def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView | None:
         setattr(v, name, list(values[a:b]))
     for name, value in absent:
         setattr(v, name, value)
+    sink.run(ff.INPUT_RULES, ff.frame_extent(v, mv), mv)
     sink.run(ff.HEADER_RULES, v, mv)
     return v
 
@@ -549,14 +551,9 @@ class Frame:
     @property
     def vlmetalayers(self) -> dict[str, bytes]:
         """Name -> the stored value, decompressed (python-blosc2 stores msgpack)."""
-        out = {}
-        for name, raw in self.vlmetalayers_raw.items():
-            try:
-                out[name] = _chunk.decompress(raw)
-            except FormatError as e:
-                raise e.relocated(self.vlmetalayer_at[name], f"frame.trailer.vlmetalayers[{name!r}]") \
-                    from None
-        return out
+        return {name: vlmeta_value(raw, self.vlmetalayer_at[name],
+                                   f"frame.trailer.vlmetalayers[{name!r}]")
+                for name, raw in self.vlmetalayers_raw.items()}
 
     # -- context manager
     def close(self) -> None:
@@ -585,6 +582,17 @@ def _unmap(mv: memoryview, close) -> None:
         close()
     except BufferError:
         pass
+
+
+def vlmeta_value(raw, at: int, path: str) -> bytes:
+    """The decoded value of the vlmetalayer stored as ``raw`` (the bin32's
+    bytes, at frame offset ``at``, path ``path``): F-vlmeta,
+    then the chunk's own rules, relocated."""
+    RaiseFirst().run(ff.VALUE_RULES, ff.value_chunk_view(at, path, raw), raw)
+    try:
+        return _chunk.decompress(raw)
+    except FormatError as e:
+        raise e.relocated(at, path) from None
 
 
 def special_chunk(kind: str, size: int, typesize: int) -> bytes:
