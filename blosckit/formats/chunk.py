@@ -258,6 +258,16 @@ def special_kind(blosc2_flags: int) -> int:
     return EXTENDED["blosc2_flags.special"].of(blosc2_flags)
 
 
+def marked_lazy(buf) -> bool:
+    """The chunk in ``buf`` (bytes-like, the chunk's bytes or fewer) is
+    marked lazy: an extended header held whole, the lazy bit set and no
+    special kind (special chunks are never lazy, whatever the bit says: V1)."""
+    if len(buf) < LEN_EXTENDED or not extended_flags(buf[_FLAGS_OFFSET]):
+        return False
+    b2 = buf[_B2FLAGS_OFFSET]
+    return bool(b2 & B2_LAZY) and not special_kind(b2)
+
+
 def raw_data_offset(h: RawHeader) -> int | None:
     """Where a memcpyed chunk's data starts (its bytes stored as they are),
     None for any other chunk (a special one included)."""
@@ -274,6 +284,9 @@ def streams_in_block(split: bool, typesize: int, bsize: int, blocksize: int) -> 
 
 
 _FLAGS_AT = HEADER["flags"].index
+_FLAGS_OFFSET = HEADER.offset("flags")
+# the same byte in both extended layouts (a test checks the alpha one)
+_B2FLAGS_OFFSET = EXTENDED.offset("blosc2_flags")
 _VERSION_AT = HEADER["version"].index
 _NBYTES_AT, _CBYTES_AT = HEADER["nbytes"].index, HEADER["cbytes"].index
 _BLOCKSIZE_AT = HEADER["blocksize"].index

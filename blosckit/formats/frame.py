@@ -15,7 +15,7 @@ import struct
 
 import construct as cs
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import chunk as fc
 from . import signatures
@@ -726,7 +726,8 @@ class IndexView(NamedTuple):
     (None when the space holds no header: the chunk's own H1 says so);
     ``decoded`` the bytes it decodes to (None before it is decoded);
     ``counted_at`` where the frame header's nbytes sits when ``nchunks``
-    comes from it (None otherwise)."""
+    comes from it (None otherwise); ``refused`` the error of a decoder that
+    lacks what the index chunk asks for (an UnsupportedError)."""
     n: int
     header_len: int
     start: int | None
@@ -738,6 +739,7 @@ class IndexView(NamedTuple):
     chunk_cbytes: int | None
     decoded: int | None
     counted_at: int | None
+    refused: Any = None
 
 
 def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, end: int,
@@ -752,7 +754,7 @@ def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, en
         h = fc.FAST_HEADER.unpack_from(src, start)
         nb, cb = h[_NBYTES_AT], h[_CBYTES_AT]
     return _new(IndexView, (n, header_len, start, end, fills, nchunks, absent, nb, cb, None,
-                            counted_at))
+                            counted_at, None))
 
 
 @rule("F-index", "error", "frame.offsets", "frame.md#rules",
@@ -784,6 +786,11 @@ def index_fills_its_space(v, src, sink):
         else:
             sink(f"the index chunk holds {v.chunk_nbytes} bytes, {v.nchunks} offsets of "
                  f"{LEN_OFFSET} are due", start + _CHUNK_NBYTES_AT)
+    elif v.refused is not None:
+        # C-Blosc2 writes every index with its default parameters (blosclz,
+        # shuffle, 8-byte items): an index this build cannot decode is damage
+        sink(f"{v.refused.message}: C-Blosc2 writes the offsets index with its default "
+             "parameters, so the index is damaged", v.refused.offset, v.refused.path)
     elif v.decoded is not None and (v.decoded % LEN_OFFSET or (
             v.nchunks is not None and v.decoded != LEN_OFFSET * v.nchunks)):
         sink(f"the index holds {v.decoded} bytes, {v.nchunks} offsets of {LEN_OFFSET} are due",
@@ -807,9 +814,10 @@ class EntryView:
     chunks of varying size), ``typesize``, ``sparse`` (entries name chunk
     files).  The reader adds what it finds: ``file_error`` (a sparse
     frame's chunk file that cannot be read), the chunk's ``start`` and
-    ``cbytes`` (from its header), and ``nbytes`` once decoded."""
+    ``cbytes`` (from its header), whether it is marked ``lazy``, and
+    ``nbytes`` once decoded."""
     __slots__ = ("i", "entry", "at", "header_len", "section_end", "size", "typesize",
-                 "sparse", "file_error", "start", "cbytes", "nbytes")
+                 "sparse", "file_error", "start", "cbytes", "nbytes", "lazy")
 
     def __init__(self, i: int, entry: int, at: int, header_len: int, section_end: int,
                  size: int | None, typesize: int, sparse: bool = False):
@@ -817,6 +825,12 @@ class EntryView:
         self.header_len, self.section_end = header_len, section_end
         self.size, self.typesize, self.sparse = size, typesize, sparse
         self.file_error = self.start = self.cbytes = self.nbytes = None
+        self.lazy = False
+
+    @property
+    def flags_at(self) -> int:
+        """Where the chunk's blosc2_flags byte is (in its own file when sparse)."""
+        return self.start + _B2FLAGS_AT
 
     @property
     def kind(self) -> str | None:
@@ -907,27 +921,45 @@ def chunk_fits_frame(v, src, sink):
              v.start + _CHUNK_NBYTES_AT, f"{v.chunk_path}.header.nbytes")
 
 
+@rule("F-lazy", "error", "frame.chunks[]", "frame.md#rules",
+      "a chunk stored in a frame (a data chunk, a vlmetalayer value) is not marked lazy")
+def stored_not_lazy(v, src, sink):
+    # C-Blosc2 sets the bit only on a chunk it holds in memory, whose blocks
+    # it reads back from its frame: stored, the bit is damage (a bare chunk
+    # with it is T-lazy, a chunk this build cannot decode)
+    if v.lazy:
+        sink("a stored chunk marked lazy (C-Blosc2 marks only chunks it holds in memory, "
+             "which point back into their frame)", v.flags_at, f"{v.chunk_path}{_LAZY_PATH}")
+
+
 # Once the chunk's header is read (``start``, ``cbytes``), and again once its
 # decoded size (``nbytes``) is known.
-CHUNK_RULES = (chunk_fits_frame,)
+CHUNK_RULES = (chunk_fits_frame, stored_not_lazy)
+_B2FLAGS_AT = fc.EXTENDED.offset("blosc2_flags")
+_LAZY_PATH = ".header.extended.blosc2_flags.lazy"
 
 
 class ValueChunkView(NamedTuple):
     """A vlmetalayer's value as the trailer stores it: a chunk in a bin32
     of ``length`` bytes starting at ``start`` (path ``chunk_path``); the
     chunk's ``cbytes`` (None when fewer than a chunk header's bytes are
-    there)."""
+    there) and whether it is marked ``lazy``."""
     start: int
     chunk_path: str
     length: int
     cbytes: int | None
+    lazy: bool
+
+    @property
+    def flags_at(self) -> int:
+        return self.start + _B2FLAGS_AT
 
 
 def value_chunk_view(start: int, path: str, value) -> ValueChunkView:
     """The view of the vlmetalayer value ``value`` (its bytes) at ``start``."""
     cbytes = fc.FAST_HEADER.unpack_from(value, 0)[_CBYTES_AT] \
         if len(value) >= fc.LEN_HEADER else None
-    return _new(ValueChunkView, (start, path, len(value), cbytes))
+    return _new(ValueChunkView, (start, path, len(value), cbytes, fc.marked_lazy(value)))
 
 
 @rule("F-vlmeta", "error", "frame.trailer.vlmetalayers[]", "frame.md#rules",
@@ -943,7 +975,7 @@ def value_is_one_chunk(v, src, sink):
 
 
 # Each vlmetalayer value, before it is decoded.
-VALUE_RULES = (value_is_one_chunk,)
+VALUE_RULES = (value_is_one_chunk, stored_not_lazy)
 
 
 class TotalView(NamedTuple):

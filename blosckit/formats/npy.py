@@ -100,7 +100,10 @@ def itemsize(descr) -> int:
             if isinstance(descr, str):
                 descr = npy_descr(descr)
             dtype = numpy.dtype(descr if isinstance(descr, str) else [tuple(f) for f in descr])
-        except TypeError as e:
+        except (ValueError, FormatError):
+            raise
+        except Exception as e:       # noqa: BLE001 -- NumPy parses some strings with
+            # ast.literal_eval ("<f8," raises SyntaxError): none of it is ours
             raise ValueError(f"not a NumPy type: {descr!r}") from e
         # the header (if any) was read before: only the items are in question
         RaiseFirst().run(NPY_RULES, NpyView(True, objects=dtype.hasobject), b"")

@@ -24,7 +24,7 @@ from .. import native
 from .b2nd import B2nd
 from ..chunk.special import compress_special
 from ..formats import b2nd as fb
-from ..errors import FormatError
+from ..errors import FormatError, UnsupportedError
 from ..formats import enums
 from ..formats import chunk as _chunk_rules
 from ..formats import frame as ff
@@ -324,6 +324,10 @@ class Frame:
             # more than this (a bound on what a lying header makes us allocate)
             raw = _chunk.decompress(self.buffer[start:end],
                                     max_nbytes=_LEN_ENTRY * (end - start) * 256)
+        except UnsupportedError as e:      # F-index: never so written, damage
+            self.index = self.index._replace(refused=_relocated(e, start, "frame.offsets"))
+            RaiseFirst().run(ff.INDEX_RULES, self.index, self.buffer)
+            raise AssertionError("F-index refuses an index it cannot decode") from e
         except FormatError as e:
             raise _relocated(e, start, "frame.offsets") from None
         self.index = self.index._replace(decoded=len(raw))
@@ -411,6 +415,8 @@ class Frame:
                 e.file_error = err.strerror
             sink.run(ff.LOCATION_RULES, e, self.buffer)
             e.start = 0
+            e.lazy = _chunk_rules.marked_lazy(data)
+            sink.run(ff.CHUNK_RULES, e, self.buffer)
             return e, data
         sink.run(ff.LOCATION_RULES, e, self.buffer)
         e.start = start = e.header_len + e.entry
@@ -421,6 +427,8 @@ class Frame:
                 e.cbytes = _chunk.chunk_sizes(self.buffer[start:start + _LEN_CHUNK_HEADER])[1]
             except FormatError as err:
                 raise _relocated(err, start, e.chunk_path) from None
+        e.lazy = _chunk_rules.marked_lazy(
+            self.buffer[start:max(start, min(start + e.cbytes, e.section_end))])
         sink.run(ff.CHUNK_RULES, e, self.buffer)
         return e, self.buffer[start:start + e.cbytes]
 
@@ -586,7 +594,7 @@ def _unmap(mv: memoryview, close) -> None:
 
 def vlmeta_value(raw, at: int, path: str) -> bytes:
     """The decoded value of the vlmetalayer stored as ``raw`` (the bin32's
-    bytes, at frame offset ``at``, path ``path``): F-vlmeta,
+    bytes, at frame offset ``at``, path ``path``): F-vlmeta and F-lazy,
     then the chunk's own rules, relocated."""
     RaiseFirst().run(ff.VALUE_RULES, ff.value_chunk_view(at, path, raw), raw)
     try:

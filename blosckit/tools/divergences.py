@@ -371,7 +371,7 @@ def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
     text = b.dtype.split("\0")[0]
     try:
         numpy.dtype(text)
-    except (ValueError, TypeError):
+    except Exception:               # NumPy's own parse raises SyntaxError too ("<f8,")
         try:
             numpy.dtype(ast.literal_eval(text))
         except Exception:           # whatever a hostile string makes them raise
