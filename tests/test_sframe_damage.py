@@ -237,3 +237,47 @@ def test_no_damage_to_an_index_file_exits_3(sframes, tmp_path):
             unsupported.append(errors[0])
     assert all((p.rule, p.offset) == ("T-instr", vl_flags) for p in unsupported), unsupported
 
+
+def _set_cbytes(value: int):
+    from blosckit.formats import frame as ff
+    at = ff.FLAT_HEADERS[14].offset("cbytes")
+
+    def edit(b: bytearray) -> None:
+        b[at:at + 8] = struct.pack(">q", value)
+    return edit
+
+
+@pytest.mark.parametrize("cbytes", [0, 1, 32])
+def test_an_index_file_whose_cbytes_leaves_no_room_for_its_file_numbers(
+        sframes, tmp_path, cbytes):
+    """Held-out finding: a sparse frame whose index file says cbytes 0
+    validated [] and python-blosc2 cannot open it: C-Blosc2 bounds every
+    index entry by cbytes - 32, chunk file numbers too.  F-offset at each
+    entry above the bound (file numbers 0 and 1 here; cbytes 32 leaves
+    room for file 0 only)."""
+    src = sframes["small"]
+    with blosckit.open_frame(src) as f:
+        entries = [(i, o) for i, o in enumerate(f.offsets) if isinstance(o, int)]
+    assert [o for _, o in entries] == [0, 1]
+    bad = _damaged(src, tmp_path, "chunks.b2frame", _set_cbytes(cbytes))
+    errors = [(p.rule, p.path) for p in blosckit.validate(bad) if p.severity == "error"]
+    assert errors == [("F-offset", f"frame.offsets[{i}]") for i, o in entries
+                      if o > cbytes - 32]
+    assert _python_blosc2_refuses(bad, "s[:]")
+
+
+def test_an_index_file_cbytes_just_large_enough_is_valid(sframes, tmp_path):
+    """cbytes 33 leaves room for file numbers 0 and 1: C-Blosc2 reads the
+    frame and so does blosckit; a frame of special chunks only has cbytes 0
+    (python-blosc2 writes it so) and no file number to bound."""
+    bad = _damaged(sframes["small"], tmp_path, "chunks.b2frame", _set_cbytes(33))
+    assert blosckit.validate(bad) == []
+    assert not _python_blosc2_refuses(bad, "s[:]")
+    zeros = tmp_path / "zeros.b2frame"
+    s = blosc2.SChunk(chunksize=4000, urlpath=str(zeros), contiguous=False,
+                      cparams={"typesize": 4})
+    s.fill_special(3000, blosc2.SpecialValue.ZERO)
+    del s
+    with blosckit.open_frame(zeros) as f:
+        assert f.cbytes == 0 and f.offsets == ["zeros"] * 3
+    assert blosckit.validate(zeros) == []

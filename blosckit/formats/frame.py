@@ -884,12 +884,21 @@ SPECIAL_RULES = (special_bits_written, special_readable)
 
 
 @rule("F-offset", "error", "frame.offsets[]", "frame.md#rules",
-      "each offset is a special value or points at a chunk inside the chunks section")
+      "each offset is a special value or points at a chunk inside the chunks section; in a "
+      "sparse frame, a chunk file number is at most cbytes - 32")
 def offset_in_section(v, src, sink):
-    if v.entry >= 0 and not v.sparse and not (
+    if v.entry < 0:
+        return
+    cbytes = v.section_end - v.header_len
+    if not v.sparse and not (
             v.header_len <= v.header_len + v.entry <= v.section_end - fc.LEN_HEADER):
         sink(f"offset {v.entry} is outside the chunks section "
-             f"(0..{v.section_end - v.header_len - fc.LEN_HEADER})", v.at, v.path)
+             f"(0..{cbytes - fc.LEN_HEADER})", v.at, v.path)
+    elif v.sparse and v.entry > cbytes - fc.LEN_EXTENDED:
+        # C-Blosc2 bounds every entry by cbytes - 32, file numbers too; a
+        # writer's cbytes (the chunk files' bytes) always leaves room
+        sink(f"chunk file number {v.entry} is above the header's cbytes {cbytes} - "
+             f"{fc.LEN_EXTENDED}: C-Blosc2 refuses the frame", v.at, v.path)
 
 
 @rule("F-sframe", "error", "frame.chunks[]", "frame.md#rules",
