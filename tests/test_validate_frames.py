@@ -534,3 +534,55 @@ def test_a_filters_meta_byte_python_blosc2_cannot_reapply_is_v23(tmp_path):
     assert [(p.severity, p.rule, p.offset, p.path) for p in blosckit.validate(bytes(frame))] \
         == [("warning", "V23", at, "frame.header.filter_pipeline.filters_meta[0]")]
     assert blosckit.open_frame(bytes(frame)).decompress() == np.arange(3000, dtype="<i4").tobytes()
+
+
+_UNDER_512_MIB = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+import blosckit
+blob = bytes.fromhex(sys.stdin.read())
+problems = blosckit.validate(blob, deep=True)
+print(repr([(p.severity, p.rule) for p in problems]))
+try:
+    blosckit.open_frame(blob).decompress() if blob[:1] == b"\\x9e" else blosckit.decompress(blob)
+    print("read")
+except blosckit.FormatError as e:
+    print(e.rule)
+"""
+
+
+def _under_512_mib(blob: bytes) -> list[str]:
+    """validate (deep) and a full read of ``blob`` in a child limited to
+    512 MiB of address space: its two output lines."""
+    child = subprocess.run([sys.executable, "-c", _UNDER_512_MIB], input=blob.hex(),
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr[-2000:]
+    return child.stdout.splitlines()
+
+
+def test_deep_validate_allocates_what_the_chunks_claim_not_the_header_chunksize():
+    """Held-out finding: deep validate allocated a scratch of the header's
+    chunksize however small the input (1 GiB for a 324-byte frame:
+    MemoryError under a 512 MiB limit).  A python-blosc2 frame of 400 bytes
+    of data whose header chunksize is set to 1 GiB (a legal frame: its one
+    chunk is the last, holding fewer) now validates and reads in 512 MiB."""
+    blosc2 = oracle("blosc2")
+    frame = bytearray(blosc2.SChunk(chunksize=400, data=np.arange(100, dtype="<i4"),
+                                    cparams=blosc2.CParams(typesize=4)).to_cframe())
+    at = blosckit.formats.frame.HEADER.offset("chunksize")
+    frame[at:at + 4] = struct.pack(">i", 1 << 30)
+    assert len(frame) < 400
+    assert _under_512_mib(bytes(frame)) == ["[]", "read"]
+    assert blosckit.open_frame(bytes(frame)).decompress() == np.arange(100, dtype="<i4").tobytes()
+
+
+def test_a_vl_block_chunk_claiming_2_gib_is_refused_before_it_is_allocated():
+    """Held-out finding: a VL-block chunk whose header claims 2**31 - 1
+    bytes made decompress allocate 2 GiB before its block sizes were added
+    up (VL7).  Now every check a decode makes comes before the output:
+    VL7 from validate and from decompress under a 512 MiB limit."""
+    blocks = [b"abcd" * 10, b"xy" * 30]
+    vl = bytearray(helpers.vl_chunk(blocks, typesize=1))       # C-Blosc2 writes it
+    assert blosckit.decompress(bytes(vl)) == b"".join(blocks)
+    vl[4:8] = struct.pack("<i", 2**31 - 1)                        # header nbytes
+    assert _under_512_mib(bytes(vl)) == ["[('error', 'VL7')]", "VL7"]

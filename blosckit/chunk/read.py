@@ -520,10 +520,31 @@ def _repeat_from(out: memoryview, filled: int) -> None:
         filled += k
 
 
-def _decode_all(v: ChunkView, src: memoryview, out: memoryview, nthreads: int) -> None:
-    """Decode the whole chunk described by ``v`` into ``out`` (nbytes long)."""
+class _Checked(NamedTuple):
+    """What a decode checks before it writes a byte: the decoder of a chunk
+    with blocks (None for special, raw and empty chunks) and a VL-block
+    chunk's ``(output offset, size)`` spans."""
+    dec: _Decoder | None
+    spans: list[tuple[int, int]] | None
+
+
+def _check_decode(v: ChunkView, src: memoryview) -> _Checked:
+    """The checks every decode makes before writing (lazy, instrumented,
+    the codec format, unknown filters, and a VL-block chunk's block sizes,
+    VL7 included), in the reader's order: raised before the output is
+    allocated, so a header's nbytes is not allocated for a chunk they refuse."""
     sink = RaiseFirst()
     _decodable(v, src, sink)
+    if v.special or v.memcpyed or (v.nbytes == 0 and not v.vl):
+        return _Checked(None, None)
+    dec = _Decoder(v, src, sink)
+    return _Checked(dec, dec.vl_spans(sink) if v.vl else None)
+
+
+def _decode_all(v: ChunkView, src: memoryview, out: memoryview, nthreads: int,
+                checked: _Checked) -> None:
+    """Decode the whole chunk described by ``v`` into ``out`` (nbytes long),
+    ``checked`` by :func:`_check_decode`."""
     if v.nbytes == 0 and not v.vl:      # VL blocks must still add up to nbytes (VL7)
         return
     if v.special:
@@ -532,9 +553,9 @@ def _decode_all(v: ChunkView, src: memoryview, out: memoryview, nthreads: int) -
     if v.memcpyed:
         out[:] = src[v.overhead:v.overhead + v.nbytes]
         return
-    dec = _Decoder(v, src, sink)
+    dec, spans = checked
+    assert dec is not None
     if v.vl:
-        spans = dec.vl_spans(sink)
         assert spans is not None
         _run(nthreads, len(spans),
              lambda j: dec.decode_vl_block(j, out[spans[j][0]:spans[j][0] + spans[j][1]],
@@ -600,8 +621,9 @@ def _decompress(src, nthreads: int, max_nbytes: int) -> bytes:
     _check_threads(nthreads)
     mv = as_view(src)
     v = _read(mv, max_nbytes)
+    checked = _check_decode(v, mv)
     obj, out = _buffers.new_bytes(v.nbytes)
-    _decode_all(v, mv, out, nthreads)
+    _decode_all(v, mv, out, nthreads, checked)
     out.release()
     return _buffers.finish(obj)
 
@@ -638,7 +660,7 @@ def decompress_into(src, dst, *, nthreads: int = 1) -> int:
     v = _read(mv, MAX_NBYTES)
     if len(out) < v.nbytes:
         raise ValueError(f"dst holds {len(out)} bytes, the chunk needs {v.nbytes}")
-    _decode_all(v, mv, out[:v.nbytes], nthreads)
+    _decode_all(v, mv, out[:v.nbytes], nthreads, _check_decode(v, mv))
     return v.nbytes
 
 
