@@ -482,9 +482,11 @@ def header_len_sane(v, src, sink):
       "a contiguous frame is exactly frame_len bytes long (a sparse index likewise)",
       needs=(INPUT,))
 def frame_len_matches(v, src, sink):
+    # an input shorter than frame_len is T-truncated, unless it holds a
+    # whole frame (frame_extent): then, as with a longer input, the field
     if v.frame_len != v.n:
-        where = v.n if v.frame_len > v.n else _at(v, "frame_len")
-        sink(f"the header says {v.frame_len} bytes, the input has {v.n}", where)
+        sink(f"the header says {v.frame_len} bytes, the input has {v.n}",
+             _at(v, "frame_len"))
 
 
 @rule("F-sizes", "error", _F + "nbytes", "frame.md#rules",
