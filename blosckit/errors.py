@@ -23,6 +23,12 @@ def relocate_path(path: str, root: str) -> str:
     return root + path[cut:]
 
 
+def _relocated_message(message: str, path: str, new_path: str) -> str:
+    """``message`` naming ``new_path`` where it named the error's own
+    ``path`` (a truncation says "inside chunk.header")."""
+    return message.replace(f"inside {path}", f"inside {new_path}") if path else message
+
+
 class FormatError(ValueError):
     """Malformed input.
 
@@ -47,8 +53,9 @@ class FormatError(ValueError):
     def relocated(self, base: int, root: str) -> FormatError:
         """The same error seen from an outer structure: ``base`` is where the
         inner structure starts in the outer input, ``root`` its path there."""
-        err = type(self)(self.message, self.offset + base, relocate_path(self.path, root),
-                         rule=self.rule)
+        path = relocate_path(self.path, root)
+        err = type(self)(_relocated_message(self.message, self.path, path), self.offset + base,
+                         path, rule=self.rule)
         err.__cause__ = self.__cause__
         return err
 
@@ -77,7 +84,9 @@ class Problem:
 
     def relocated(self, base: int, root: str) -> Problem:
         """As :meth:`FormatError.relocated`."""
-        return replace(self, offset=self.offset + base, path=relocate_path(self.path, root))
+        path = relocate_path(self.path, root)
+        return replace(self, offset=self.offset + base, path=path,
+                       message=_relocated_message(self.message, self.path, path))
 
     def __str__(self) -> str:
         return f"{self.offset}: {self.severity}: {self.path}: {self.message} [{self.rule}]"

@@ -179,7 +179,11 @@ def test_cbytes_past_the_input():
     good = build_chunk(header(), RAW_BLOCKS)
     chunk = build_chunk(header(cbytes=len(good) + 7), RAW_BLOCKS, check=False)
     assert chunk[12:16] == struct.pack("<i", len(good) + 7) and len(chunk) == len(good)
-    assert rule_of(chunk) == ("H14", len(chunk))
+    assert rule_of(chunk) == ("T-truncated", len(chunk))
+    with pytest.raises(FormatError) as e:
+        parse_chunk(chunk)
+    assert e.value.message == (f"the input ends at byte {len(chunk)}, inside chunk (cbytes says "
+                               f"the chunk is {len(good) + 7} bytes)")
 
 
 def test_cbytes_below_the_data():

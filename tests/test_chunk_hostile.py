@@ -75,14 +75,21 @@ def test_truncated_at_every_byte(name):
         if n < len(chunk):
             # cbytes promises len(chunk) bytes: a cut chunk never decodes
             assert isinstance(res, blosckit.FormatError), n
+            # a cut is the input's own rule, at the input's end, in plain
+            # words naming the structure it ends inside
+            check_format_error(res, src, offset=n, rule="T-truncated")
+            assert res.message.startswith(f"the input ends at byte {n}, inside {res.path}")
             if n < 16:
-                check_format_error(res, src, offset=n, rule="H1")
+                assert res.path == "chunk.header", res
+                assert res.message.endswith(f"(16 bytes needed, {n} there)"), res
             elif raw_header(chunk)["extended"] and n < 32:
-                check_format_error(res, src, offset=n)
+                assert res.path == "chunk.header.extended", res
+                assert res.message.endswith(f"(32 bytes needed, {n} there)"), res
             else:
                 # the header says cbytes = len(chunk) > n: the missing bytes
                 # start at the end of the input
-                check_format_error(res, src, offset=n, rule="H14")
+                assert res.path == "chunk", res
+                assert f"cbytes says the chunk is {len(chunk)} bytes" in res.message, res
 
 
 HEADER_VALUES = (0, 1, 0x7F, 0x80, 0xFF)
@@ -323,7 +330,10 @@ def test_cbytes_past_input():
     src = bytearray(CHUNKS["zlib-shuffle"])
     struct.pack_into("<i", src, 12, len(src) + 1)
     e = _err(blosckit.decompress, bytes(src))
-    check_format_error(e, src, offset=len(src), rule="H14")
+    check_format_error(e, src, offset=len(src), rule="T-truncated")
+    assert e.path == "chunk" and e.message == (
+        f"the input ends at byte {len(src)}, inside chunk (cbytes says the chunk is "
+        f"{len(src) + 1} bytes)")
 
 
 @pytest.mark.parametrize("field,ofs,value,rule", [

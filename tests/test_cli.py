@@ -83,7 +83,8 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path):
         assert r.returncode == 1
         assert "Traceback" not in r.stderr
         line, = r.stderr.strip().splitlines()
-        assert f"{broken}:100:" in line and "chunk.header.cbytes" in line
+        assert f"{broken}:100: error: chunk: the input ends at byte 100, inside chunk (cbytes " \
+            "says the chunk is " in line and line.count("[T-truncated]") == 1
 
 
 def test_usage_errors_exit_2(tmp_path):
@@ -146,7 +147,8 @@ def test_info_goes_on_after_a_bad_file_and_names_it(tmp_path):
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert [row.get("file") for row in rows] == [str(good), None, str(good)]
     assert rows[1]["error"]["file"] == str(bad) and rows[1]["error"]["offset"] == 100
-    assert rows[1]["error"]["rule"] == "H14"
+    assert rows[1]["error"]["rule"] == "T-truncated"
+    assert rows[1]["error"]["message"].startswith("the input ends at byte 100, inside chunk")
     line, = r.stderr.strip().splitlines()
     assert line.startswith(f"blosckit: {bad}:100:") and str(good) not in line
 
@@ -242,7 +244,11 @@ def test_broken_npy_input_is_corrupt_input(tmp_path, cut):
     src.write_bytes(src.read_bytes()[:cut])
     r = run("compress", src, packed)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-    assert "a.npy" in r.stderr and "[T-npy]" in r.stderr, r.stderr
+    # a header cut short: the input's truncation, at the end of the 100-byte
+    # file or inside the magic, lengths or text of the header
+    assert "a.npy" in r.stderr and "[T-truncated]" in r.stderr, r.stderr
+    assert f"a.npy:{cut}: error: npy." in r.stderr and \
+        f"the input ends at byte {cut}, inside npy." in r.stderr, r.stderr
 
 
 def test_npy_to_b2nd_frame(tmp_path):

@@ -550,7 +550,11 @@ def test_validate_several_files_with_a_bad_one(samples, bad_frame, several, miss
     assert [row.get("valid") for row in rows] == [True, False, None, True]
     assert rows[2]["error"]["file"] == str(missing)
     p = rows[1]["problems"][0]
-    assert (p["offset"], p["severity"], p["path"]) == (3000, "error", "frame.header.frame_len")
+    # cut at 3000: the input's truncation, inside the frame's chunks section
+    assert (p["offset"], p["severity"], p["path"], p["rule"]) == \
+        (3000, "error", "frame.chunks", "T-truncated")
+    assert p["message"].startswith("the input ends at byte 3000, inside frame.chunks "
+                                   "(frame_len says the frame is ")
 
 
 def test_info_several_files_with_a_bad_one(samples, bad_frame, several):

@@ -366,3 +366,62 @@ def test_v17_two_deltas_with_a_filter_between():
         assert found == (["V17"] if chunk in apart else []), found
         assert (v.digest == want) == (chunk in near)
         assert divergences.beyond_all_reader_divergences(chunk) == (chunk in near)
+
+
+_VL_READ = """
+import sys, blosc2
+chunk = bytes.fromhex(sys.stdin.read())
+for b in blosc2.blosc2_ext.vldecompress(chunk):
+    print(bytes(b).hex())
+print(bytes(blosc2.decompress(chunk)).hex())
+"""
+
+
+def _vl_chunk(blocks: list[bytes], filters: list) -> bytes:
+    """A VL-block chunk C-Blosc2 writes (python-blosc2's vlcompress)."""
+    return bytes(blosc2.blosc2_ext.vlcompress(
+        blocks, typesize=4, codec=blosc2.Codec.ZSTD, clevel=5, filters=filters,
+        filters_meta=[0] * len(filters), nthreads=1))
+
+
+def _c_blosc2_reads_vl(chunk: bytes) -> tuple[list[bytes], bytes]:
+    """C-Blosc2's reading of a VL-block chunk, in a fresh process (its
+    decompression context keeps state from earlier chunks): each block
+    (vldecompress), then the whole chunk (decompress)."""
+    child = subprocess.run([sys.executable, "-c", _VL_READ], input=chunk.hex(),
+                           capture_output=True, text=True, timeout=60, check=True)
+    *blocks, whole = [bytes.fromhex(line) for line in child.stdout.split()]
+    return blocks, whole
+
+
+@pytest.mark.parametrize("sizes,shuffle", [((1000, 1000), False), ((3, 1000), True),
+                                           ((250, 4096, 7), False), ((1000,), True)])
+def test_v24_vl_blocks_with_delta(sizes, shuffle):
+    """Held-out finding: a VL-block chunk with the delta filter validated
+    [] while C-Blosc2 decodes it to other bytes.  C-Blosc2 writes it and
+    reads every block after the first wrong, silently; blosckit reads back
+    what C-Blosc2 was given.  One block decodes alike: no warning."""
+    blocks = [(np.arange(n, dtype="<i4") * 7 + 1).tobytes() for n in sizes]
+    flt = [blosc2.Filter.SHUFFLE] * shuffle + [blosc2.Filter.DELTA]
+    chunk = _vl_chunk(blocks, flt)
+    theirs, whole = _c_blosc2_reads_vl(chunk)
+    assert blosckit.decompress(chunk) == b"".join(blocks)
+    assert theirs[0] == blocks[0]
+    diverges = len(sizes) > 1
+    assert (theirs[1:] != blocks[1:]) == diverges
+    assert (whole != b"".join(blocks)) == diverges
+    assert ids(chunk, operation="decompress") == ({"V24"} if diverges else set())
+    warnings = [(p.severity, p.rule) for p in blosckit.validate(chunk)]
+    assert warnings == ([("warning", "V24")] if diverges else [])
+
+
+def test_v24_delta_set_by_hand_in_a_vl_block_chunk():
+    """A VL-block chunk written without delta, its first filter slot set to
+    delta afterwards: neither reader can give the data back (it was never
+    delta-encoded) and the two disagree; validate warns (V24)."""
+    blocks = [(np.arange(n, dtype="<i4") * 7 + 1).tobytes() for n in (1000, 250)]
+    chunk = bytearray(_vl_chunk(blocks, [blosc2.Filter.NOFILTER]))
+    chunk[blosckit.formats.chunk.EXTENDED.offset("filters")] = 3     # delta
+    chunk = bytes(chunk)
+    assert _c_blosc2_reads_vl(chunk)[1] != blosckit.decompress(chunk) != b"".join(blocks)
+    assert [(p.severity, p.rule) for p in blosckit.validate(chunk)] == [("warning", "V24")]

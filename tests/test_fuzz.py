@@ -345,11 +345,15 @@ def test_rules_on_a_truncated_extended_header_do_not_run():
     """Found by atheris (validate target): a 16-byte input announcing an
     extended header with codec format 6; validate ran T-udcodec on bytes
     that are not there and reported offset 22 of a 16-byte input.  Rules on
-    extended-header fields need the extended header (H7)."""
+    extended-header fields need the extended header.  Its cbytes says the
+    chunk is shorter than that header: the chunk is at fault (H6), not the
+    input (no truncation is claimed)."""
     blob = (Path(__file__).parent / "data" / "fuzz-found" /
             "truncated-extended-header-udcodec.bin").read_bytes()
     problems = blosckit.validate(blob)
-    assert [p.rule for p in problems] == ["H6", "H7"]
+    cbytes = int.from_bytes(blob[12:16], "little", signed=True)
+    assert len(blob) == 16 and 16 <= cbytes < 32
+    assert [(p.rule, p.path) for p in problems] == [("H6", "chunk.header.cbytes")]
     assert all(0 <= p.offset <= len(blob) for p in problems)
     # every cut of an extended header, with every extended field set
     full = bytearray(blosckit.compress(bytes(range(64)) * 4, typesize=4))
@@ -359,24 +363,28 @@ def test_rules_on_a_truncated_extended_header_do_not_run():
         assert all(p.offset <= n for p in blosckit.validate(bytes(full[:n]))), n
 
 
-def test_extended_header_flags_on_a_17_byte_version_2_chunk_stop_at_h7():
+def test_extended_header_flags_on_a_17_byte_version_2_chunk_stop_at_the_cut():
     """Found by atheris (validate target) beside the case above: 17 bytes of
     a version-2 header whose flags announce an extended header (shuffle and
     bitshuffle both set) and codec format 6, with cbytes claiming 4096.
     validate reported T-udcodec at offset 22 of the 17-byte input; only the
     missing extended header (H7) and the cbytes beyond the input (H14) are
-    there to report, both at the input's end."""
+    there to report, both at the input's end: one truncation, named where the
+    input ends (inside the extended header)."""
     blob = (Path(__file__).parent / "data" / "fuzz-found" /
             "extended-header-flags-on-a-17-byte-version-2-chunk.bin").read_bytes()
     assert len(blob) == 17 and blob[0] == 2 and blob[2] & 0x05 == 0x05 and blob[2] >> 5 == 6
     problems = blosckit.validate(blob)
-    assert [(p.rule, p.offset) for p in problems] == [("H7", 17), ("H14", 17)]
+    assert [(p.rule, p.offset, p.path) for p in problems] == \
+        [("T-truncated", 17, "chunk.header.extended")]
+    assert problems[0].message == ("the input ends at byte 17, inside chunk.header.extended "
+                                   "(32 bytes needed, 17 there)")
     for python in (False, True):
         with (helpers.python_reader() if python else contextlib.nullcontext()):
             with pytest.raises(blosckit.FormatError) as e:
                 blosckit.decompress(blob)
         assert (e.value.rule, e.value.offset, e.value.path) == \
-            ("H7", 17, "chunk.header.extended")
+            ("T-truncated", 17, "chunk.header.extended")
     # C-Blosc2 reads past these 17 bytes (the extended header it expects is
     # not there), so its answer depends on the memory after them: in a batch
     # of 200 it once decoded the blob.  It refuses nearly always; ask five times.

@@ -110,10 +110,28 @@ def _python_blosc2_frame() -> bytes:
 def test_a_truncation_is_said_in_plain_words():
     cut = _python_blosc2_frame()[:50]
     (p,) = blosckit.validate(cut)
-    assert (p.offset, p.path) == (50, "frame.header.typesize")
+    assert (p.rule, p.offset, p.path) == ("T-truncated", 50, "frame.header.typesize")
     assert p.message == ("the input ends at byte 50, inside frame.header.typesize "
                          "(4 bytes needed, 2 there)")
     assert "stream read" not in p.message
+
+
+def test_a_frame_len_past_a_whole_frame_is_the_field_not_a_truncation():
+    """A frame that ends with its whole trailer is whole: a frame_len larger
+    than the input is that field's fault (F-frame-len, at the field), while
+    the same input cut short is T-truncated where it ends."""
+    frame = _python_blosc2_frame()
+    at = ff.HEADER.offset("frame_len")
+    bad = bytearray(frame)
+    bad[at:at + 8] = (len(frame) + 100).to_bytes(8, "big")
+    (p,) = blosckit.validate(bytes(bad))
+    assert (p.rule, p.offset, p.path) == ("F-frame-len", at, "frame.header.frame_len")
+    assert p.message == f"the header says {len(frame) + 100} bytes, the input has {len(frame)}"
+    cut = frame[:len(frame) - 10]
+    (p,) = blosckit.validate(cut)
+    assert (p.rule, p.offset, p.path) == ("T-truncated", len(cut), "frame.trailer")
+    assert p.message == (f"the input ends at byte {len(cut)}, inside frame.trailer "
+                         f"(frame_len says the frame is {len(frame)} bytes)")
 
 
 def test_a_damaged_header_nbytes_is_named_as_such():
@@ -177,15 +195,16 @@ def test_an_object_npy_is_refused_with_what_to_do(tmp_path):
 
 
 def test_inspect_shows_the_header_of_a_chunk_it_stops_at(tmp_path):
-    """A chunk cut short: the reader stops at its header (H14); inspect
-    shows what it read before the stop, then the error (it printed only the
-    error)."""
+    """A chunk cut short: the reader stops at its header (T-truncated);
+    inspect shows what it read before the stop, then the error (it printed
+    only the error)."""
     blosc2 = oracle("blosc2")
     chunk = blosc2.compress2(bytes(range(256)) * 100, typesize=4)
     path = tmp_path / "cut.bin"
     path.write_bytes(chunk[:200])
     r = cli_runner.blosckit("inspect", path)
-    assert r.returncode == 1 and "[H14]" in r.stderr
+    assert r.returncode == 1 and "[T-truncated]" in r.stderr
+    assert "the input ends at byte 200, inside chunk (cbytes says the chunk is" in r.stderr
     assert "version = 5" in r.stdout and "cbytes" in r.stdout
 
 

@@ -176,8 +176,11 @@ def test_cut_in_the_trailer(codec):
     out, report = salvage(s.cframe[:cut])
     sc = _check(out, report, s, ALL, "index")
     assert _meta(sc) == META and _vlmeta(sc) == {}
-    assert report.damage[0].path == "frame.header.frame_len"
+    # the input's truncation, named where the input ends: in the trailer
+    assert (report.damage[0].rule, report.damage[0].path) == ("T-truncated", "frame.trailer")
     assert report.damage[0].offset == cut
+    assert report.damage[0].message.startswith(f"the input ends at byte {cut}, inside "
+                                               "frame.trailer")
     # each value is dropped on its own, by name, where it lies
     assert sorted((d.what, d.name) for d in report.dropped) == \
         [("vlmetalayer", "hello"), ("vlmetalayer", "x")]

@@ -536,12 +536,64 @@ def test_a_filters_meta_byte_python_blosc2_cannot_reapply_is_v23(tmp_path):
     assert blosckit.open_frame(bytes(frame)).decompress() == np.arange(3000, dtype="<i4").tobytes()
 
 
+_UNDER_512_MIB = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+import blosckit
+blob = bytes.fromhex(sys.stdin.read())
+problems = blosckit.validate(blob, deep=True)
+print(repr([(p.severity, p.rule) for p in problems]))
+try:
+    blosckit.open_frame(blob).decompress() if blob[:1] == b"\\x9e" else blosckit.decompress(blob)
+    print("read")
+except blosckit.FormatError as e:
+    print(e.rule)
+"""
+
+
+def _under_512_mib(blob: bytes) -> list[str]:
+    """validate (deep) and a full read of ``blob`` in a child limited to
+    512 MiB of address space: its two output lines."""
+    child = subprocess.run([sys.executable, "-c", _UNDER_512_MIB], input=blob.hex(),
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr[-2000:]
+    return child.stdout.splitlines()
+
+
+def test_deep_validate_allocates_what_the_chunks_claim_not_the_header_chunksize():
+    """Held-out finding: deep validate allocated a scratch of the header's
+    chunksize however small the input (1 GiB for a 324-byte frame:
+    MemoryError under a 512 MiB limit).  A python-blosc2 frame of 400 bytes
+    of data whose header chunksize is set to 1 GiB (a legal frame: its one
+    chunk is the last, holding fewer) now validates and reads in 512 MiB."""
+    blosc2 = oracle("blosc2")
+    frame = bytearray(blosc2.SChunk(chunksize=400, data=np.arange(100, dtype="<i4"),
+                                    cparams=blosc2.CParams(typesize=4)).to_cframe())
+    at = blosckit.formats.frame.HEADER.offset("chunksize")
+    frame[at:at + 4] = struct.pack(">i", 1 << 30)
+    assert len(frame) < 400
+    assert _under_512_mib(bytes(frame)) == ["[]", "read"]
+    assert blosckit.open_frame(bytes(frame)).decompress() == np.arange(100, dtype="<i4").tobytes()
+
+
+def test_a_vl_block_chunk_claiming_2_gib_is_refused_before_it_is_allocated():
+    """Held-out finding: a VL-block chunk whose header claims 2**31 - 1
+    bytes made decompress allocate 2 GiB before its block sizes were added
+    up (VL7).  Now every check a decode makes comes before the output:
+    VL7 from validate and from decompress under a 512 MiB limit."""
+    blocks = [b"abcd" * 10, b"xy" * 30]
+    vl = bytearray(helpers.vl_chunk(blocks, typesize=1))       # C-Blosc2 writes it
+    assert blosckit.decompress(bytes(vl)) == b"".join(blocks)
+    vl[4:8] = struct.pack("<i", 2**31 - 1)                        # header nbytes
+    assert _under_512_mib(bytes(vl)) == ["[('error', 'VL7')]", "VL7"]
+
+
 @pytest.mark.parametrize("delta", [-3, -1, 1, 5])
-def test_a_vlmetalayer_length_other_than_its_chunk_s_is_f_vlmeta_len(delta):
+def test_a_vlmetalayer_length_other_than_its_chunk_s_is_f_vlmeta(delta):
     """The issue's held-out case: a vlmetalayer whose bin32 length is not
     its chunk's cbytes (shorter or longer).  C-Blosc2 refuses such a frame
     (asked in a child); validate, the reader and salvage all name it at the
-    length field, and salvage rebuilds the value whole."""
+    chunk's cbytes, and salvage rebuilds the value whole."""
     fr = _frame()
     f = blosckit.open_frame(fr)
     f.vlmetalayers
@@ -552,13 +604,14 @@ def test_a_vlmetalayer_length_other_than_its_chunk_s_is_f_vlmeta_len(delta):
     bad = bytes(bad)
     [verdict] = oracle_verdicts([bad], kind="frame")
     assert not verdict.b2_ok
+    cbytes_at = at + 4 + blosckit.formats.chunk.HEADER.offset("cbytes")
     got = [(p.rule, p.offset, p.path) for p in blosckit.validate(bad)]
-    assert got == [("F-vlmeta-len", at, "frame.trailer.vlmetalayers['v'].len_content")]
+    assert got == [("F-vlmeta", cbytes_at, "frame.trailer.vlmetalayers['v'].header.cbytes")]
     with pytest.raises(blosckit.FormatError) as e:
         blosckit.open_frame(bad).vlmetalayers
-    assert (e.value.rule, e.value.offset) == ("F-vlmeta-len", at)
+    assert (e.value.rule, e.value.offset) == ("F-vlmeta", cbytes_at)
     out, report = blosckit.salvage(bad)
-    assert (report.damage[0].rule, report.damage[0].offset) == ("F-vlmeta-len", at)
+    assert (report.damage[0].rule, report.damage[0].offset) == ("F-vlmeta", cbytes_at)
     assert blosckit.validate(out) == []
     theirs = blosc2.schunk_from_cframe(out, copy=True)
     assert theirs.vlmeta["v"] == 3

@@ -41,8 +41,10 @@ ROOT = "chunk"                    # the root of every path this module reports
 # for what it declines, and re-reads a chunk it rejects to explain why.
 _FAST = [native.make_codec_table(libs.NATIVE_DECODERS)]
 
-# Header errors after which nothing below the header can be located.
-_STRUCTURAL = ("chunk.header.version", "chunk.header.cbytes", "chunk.header.nbytes",
+# Header errors after which nothing below the header can be located (a
+# truncation included: the rest is not there).
+_CBYTES = "chunk.header.cbytes"
+_STRUCTURAL = (fc.INPUT, "chunk.header.version", _CBYTES, "chunk.header.nbytes",
                "chunk.header.blocksize", "chunk.header.flags", "chunk.header.extended",
                "chunk.header.extended.blosc2_flags",
                "chunk.header.extended.blosc2_flags.special")
@@ -90,8 +92,8 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     n = len(mv)
     v = ChunkView()
     v.n, v.max_nbytes = n, max_nbytes
-    sink.run(fc.INPUT_RULES, v, mv)
-    if n < fc.LEN_HEADER:               # H1 said so: there is no header to read
+    if n < fc.LEN_HEADER:               # no header to read (T-truncated)
+        sink.run(fc.INPUT_RULES, fc.header_extent(n), mv)
         return None
     (v.version, v.versionlz, v.flags, v.typesize, v.nbytes, v.hdr_blocksize,
      v.cbytes) = fc.FAST_HEADER.unpack_from(mv, 0)
@@ -110,9 +112,19 @@ def _scan(mv: memoryview, sink: Sink, max_nbytes: int = MAX_NBYTES) -> ChunkView
     if not sink.ok(fc.VERSION_RULES[0].path):
         return None
     sink.run(fc.HEADER_RULES, v, mv)
+    if v.extended and n < fc.LEN_EXTENDED:
+        # the flags announce header bytes that are not there (a cbytes
+        # below them is H6's: then the chunk, not the input, is short)
+        if sink.ok(_CBYTES):
+            sink.run(fc.INPUT_RULES, fc.extended_extent(v), mv)
+        sink.run(fc.BASIC_FIELD_RULES, v, mv)
+        return None
     _read_extended(v, mv)
     sink.run(fc.FIELD_RULES, v, mv)
-    if not sink.ok(*_STRUCTURAL) or (v.extended and n < fc.LEN_EXTENDED):
+    if sink.ok(_CBYTES):
+        sink.run(fc.INPUT_RULES, fc.cbytes_extent(v), mv)
+    sink.run(fc.CODEC_FIELD_RULES, v, mv)
+    if not sink.ok(*_STRUCTURAL):
         return None
     if v.special:
         sink.run(fc.SPECIAL_RULES, v, mv)
@@ -227,9 +239,7 @@ def chunk_sizes(src) -> tuple[int, int, int]:
     """``(nbytes, cbytes, blocksize)`` from the 16-byte header alone."""
     mv = as_view(src)
     if len(mv) < fc.LEN_HEADER:
-        v = ChunkView()
-        v.n = len(mv)
-        RaiseFirst().run(fc.INPUT_RULES, v, mv)
+        RaiseFirst().run(fc.INPUT_RULES, fc.header_extent(len(mv)), mv)
     _, _, _, _, nbytes, blocksize, cbytes = fc.FAST_HEADER.unpack_from(mv, 0)
     return nbytes, cbytes, blocksize
 
@@ -510,10 +520,31 @@ def _repeat_from(out: memoryview, filled: int) -> None:
         filled += k
 
 
-def _decode_all(v: ChunkView, src: memoryview, out: memoryview, nthreads: int) -> None:
-    """Decode the whole chunk described by ``v`` into ``out`` (nbytes long)."""
+class _Checked(NamedTuple):
+    """What a decode checks before it writes a byte: the decoder of a chunk
+    with blocks (None for special, raw and empty chunks) and a VL-block
+    chunk's ``(output offset, size)`` spans."""
+    dec: _Decoder | None
+    spans: list[tuple[int, int]] | None
+
+
+def _check_decode(v: ChunkView, src: memoryview) -> _Checked:
+    """The checks every decode makes before writing (lazy, instrumented,
+    the codec format, unknown filters, and a VL-block chunk's block sizes,
+    VL7 included), in the reader's order: raised before the output is
+    allocated, so a header's nbytes is not allocated for a chunk they refuse."""
     sink = RaiseFirst()
     _decodable(v, src, sink)
+    if v.special or v.memcpyed or (v.nbytes == 0 and not v.vl):
+        return _Checked(None, None)
+    dec = _Decoder(v, src, sink)
+    return _Checked(dec, dec.vl_spans(sink) if v.vl else None)
+
+
+def _decode_all(v: ChunkView, src: memoryview, out: memoryview, nthreads: int,
+                checked: _Checked) -> None:
+    """Decode the whole chunk described by ``v`` into ``out`` (nbytes long),
+    ``checked`` by :func:`_check_decode`."""
     if v.nbytes == 0 and not v.vl:      # VL blocks must still add up to nbytes (VL7)
         return
     if v.special:
@@ -522,9 +553,9 @@ def _decode_all(v: ChunkView, src: memoryview, out: memoryview, nthreads: int) -
     if v.memcpyed:
         out[:] = src[v.overhead:v.overhead + v.nbytes]
         return
-    dec = _Decoder(v, src, sink)
+    dec, spans = checked
+    assert dec is not None
     if v.vl:
-        spans = dec.vl_spans(sink)
         assert spans is not None
         _run(nthreads, len(spans),
              lambda j: dec.decode_vl_block(j, out[spans[j][0]:spans[j][0] + spans[j][1]],
@@ -590,8 +621,9 @@ def _decompress(src, nthreads: int, max_nbytes: int) -> bytes:
     _check_threads(nthreads)
     mv = as_view(src)
     v = _read(mv, max_nbytes)
+    checked = _check_decode(v, mv)
     obj, out = _buffers.new_bytes(v.nbytes)
-    _decode_all(v, mv, out, nthreads)
+    _decode_all(v, mv, out, nthreads, checked)
     out.release()
     return _buffers.finish(obj)
 
@@ -628,7 +660,7 @@ def decompress_into(src, dst, *, nthreads: int = 1) -> int:
     v = _read(mv, MAX_NBYTES)
     if len(out) < v.nbytes:
         raise ValueError(f"dst holds {len(out)} bytes, the chunk needs {v.nbytes}")
-    _decode_all(v, mv, out[:v.nbytes], nthreads)
+    _decode_all(v, mv, out[:v.nbytes], nthreads, _check_decode(v, mv))
     return v.nbytes
 
 

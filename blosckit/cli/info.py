@@ -73,6 +73,8 @@ def _special_chunks(f, offsets: list) -> dict[str, int]:
                 _, view = f.chunk_view(i)
             except FormatError:
                 continue            # a damaged entry: validate says what is wrong
+            if len(view) < fc.LEN_HEADER:
+                continue            # a sparse frame's chunk file cut short: likewise
             kind = enums.SPECIALS.get(fc.stored_chunk(view).special)
         if kind is not None:
             counts[kind] = counts.get(kind, 0) + 1

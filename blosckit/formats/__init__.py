@@ -78,15 +78,18 @@ def _view(buf) -> memoryview:
 
 
 def parse(con: cs.Construct, buf, offset: int = 0, path: str = "", *, rule: str,
-          **context: Any) -> Any:
+          bound: str | None = None, **context: Any) -> Any:
     """Parse ``con`` in place at ``offset`` of ``buf`` (bytes-like).
 
-    Every failure of the input becomes a FormatError with rule ``rule``: input
-    that ends early reports the input length (where the missing bytes should
-    start), any other failure the absolute offset of the field that failed;
-    the path is ``path`` followed by construct's field path.  A declaration
-    that needs a context value the caller did not pass raises MissingContext
-    (a TypeError): that is the caller's mistake, not the input's.
+    Every failure of the input becomes a FormatError with rule ``rule`` at
+    the absolute offset of the field that failed; the path is ``path``
+    followed by construct's field path.  Bytes that run out are reported
+    at the end of ``buf``: when ``buf`` ends where the input does, as a
+    truncation (T-truncated); when it is a part of the input cut at a
+    structure's own length, as ``rule``, and ``bound`` names that part in
+    words ("the header (header_len)").  A declaration that needs a context
+    value the caller did not pass raises MissingContext (a TypeError): that
+    is the caller's mistake, not the input's.
     """
     mv = _view(buf)
     if offset < 0 or offset > len(mv):
@@ -94,7 +97,7 @@ def parse(con: cs.Construct, buf, offset: int = 0, path: str = "", *, rule: str,
                           len(mv), path, rule=rule)
     stream = _ViewStream(mv, offset)
     try:
-        return _parse_stream(con, stream, mv, path, rule, context)
+        return _parse_stream(con, stream, mv, path, rule, bound, context)
     finally:
         # construct keeps the stream in every parsed Container (``_io``): let
         # go of the buffer, so a parsed header does not pin a file mapping
@@ -102,15 +105,21 @@ def parse(con: cs.Construct, buf, offset: int = 0, path: str = "", *, rule: str,
 
 
 def _parse_stream(con, stream: _ViewStream, mv: memoryview, path: str, rule: str,
-                  context: dict) -> Any:
+                  bound: str | None, context: dict) -> Any:
     try:
         return con.parse_stream(stream, **context)
     except MissingContext:
         raise
     except cs.StreamError as e:
-        where = _join(path, e)
-        raise FormatError(f"the input ends at byte {len(mv)}, inside {where}{_shortfall(e)}",
-                          len(mv), where, rule=rule) from e
+        where, n = _join(path, e), len(mv)
+        want, got = _shortfall(e)
+        words = "" if want is None else truncation.needed(want, got)
+        if bound is not None:
+            raise FormatError(f"{bound} ends at byte {n}, inside {where}"
+                              f"{f' ({words})' if words else ''}", n, where, rule=rule) from e
+        cut = truncation.Truncation(n, n + (1 if want is None else want - got), where, words)
+        rules.RaiseFirst().run(truncation.TRUNCATION_RULES, cut, mv)
+        raise AssertionError("a read past the input is a truncation") from e
     except cs.ConstructError as e:
         raise FormatError(_message(e), stream.last, _join(path, e), rule=rule) from e
     except Exception as e:   # a context lambda or adapter choking on hostile values
@@ -130,14 +139,14 @@ def build(con: cs.Construct, obj: Any, path: str = "", **context: Any) -> bytes:
         raise ValueError(f"{path}: cannot build: {_message(e)}") from e
 
 
-def _shortfall(e: cs.StreamError) -> str:
-    """How many bytes the field wanted and found, in words (construct says
-    "stream read less than specified amount, expected 4, found 2")."""
+def _shortfall(e: cs.StreamError) -> tuple[int, int] | tuple[None, None]:
+    """How many bytes the field wanted and found (construct says "stream
+    read less than specified amount, expected 4, found 2"); Nones when it
+    does not say."""
     m = re.search(r"expected (\d+), found (\d+)", str(e))
     if m is None:
-        return ""
-    want, got = int(m.group(1)), int(m.group(2))
-    return f" ({want} byte{'s' * (want != 1)} needed, {got} there)"
+        return None, None
+    return int(m.group(1)), int(m.group(2))
 
 
 def _message(e: Exception) -> str:
@@ -356,5 +365,6 @@ def _size(con: cs.Construct, value: Any) -> int:
 
 
 # Every declaration module registers its rules on import: load them all, so
-# the registry is whole whatever a caller imports first.
-from . import b2nd, chunk, frame, npy  # noqa: E402,F401
+# the registry is whole whatever a caller imports first.  (``parse`` reports
+# a truncation through ``rules`` and ``truncation``, which import it.)
+from . import b2nd, chunk, frame, npy, rules, truncation  # noqa: E402,F401

@@ -111,7 +111,8 @@ class B2ndView:
 def value_readable(v, src, sink):
     m = v.fields
     if m is None:
-        if not explain(B2ndMeta, src, 0, LOCAL, sink):
+        if not explain(B2ndMeta, src, 0, LOCAL, sink,
+                       bound="the metalayer value (its bin32 length)"):
             sink("the value disagrees with its declaration", 0, LOCAL)
     elif v.dtype_error is not None:
         sink(f"the dtype is not UTF-8: {v.dtype_error}",

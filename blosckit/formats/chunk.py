@@ -25,6 +25,7 @@ from . import ctx_get, fast_format, fast_parser, inner
 from . import enums, signatures
 from .layout import Layout
 from .rules import OFFSETS, RaiseFirst, rule
+from .truncation import INPUT, TRUNCATION_RULES, Truncation, needed
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#header -- the 16-byte header shared by every version
@@ -257,6 +258,16 @@ def special_kind(blosc2_flags: int) -> int:
     return EXTENDED["blosc2_flags.special"].of(blosc2_flags)
 
 
+def marked_lazy(buf) -> bool:
+    """The chunk in ``buf`` (bytes-like, the chunk's bytes or fewer) is
+    marked lazy: an extended header held whole, the lazy bit set and no
+    special kind (special chunks are never lazy, whatever the bit says: V1)."""
+    if len(buf) < LEN_EXTENDED or not extended_flags(buf[_FLAGS_OFFSET]):
+        return False
+    b2 = buf[_B2FLAGS_OFFSET]
+    return bool(b2 & B2_LAZY) and not special_kind(b2)
+
+
 def raw_data_offset(h: RawHeader) -> int | None:
     """Where a memcpyed chunk's data starts (its bytes stored as they are),
     None for any other chunk (a special one included)."""
@@ -273,6 +284,9 @@ def streams_in_block(split: bool, typesize: int, bsize: int, blocksize: int) -> 
 
 
 _FLAGS_AT = HEADER["flags"].index
+_FLAGS_OFFSET = HEADER.offset("flags")
+# the same byte in both extended layouts (a test checks the alpha one)
+_B2FLAGS_OFFSET = EXTENDED.offset("blosc2_flags")
 _VERSION_AT = HEADER["version"].index
 _NBYTES_AT, _CBYTES_AT = HEADER["nbytes"].index, HEADER["cbytes"].index
 _BLOCKSIZE_AT = HEADER["blocksize"].index
@@ -513,14 +527,30 @@ _H, _X = "chunk.header.", "chunk.header.extended."
 # specs/chunk.md#rules-header -- rules on the 16- and 32-byte header
 # ---------------------------------------------------------------------------
 
-@rule("H1", "error", "chunk.header", "chunk.md#rules-header",
-      "the input holds at least the 16-byte header")
-def input_holds_header(v, src, sink):
-    if v.n < LEN_HEADER:
-        sink(f"a chunk needs at least {LEN_HEADER} bytes, got {v.n}", v.n)
+# specs/chunk.md#rules-input: where the chunk ends, for the truncation rule
+# (T-truncated, formats/truncation.py), at each stage of the reading.
+
+def header_extent(n: int) -> Truncation:
+    """The 16-byte header, before anything is read (``n`` input bytes)."""
+    return Truncation(n, LEN_HEADER, "chunk.header", needed(LEN_HEADER, n))
 
 
-INPUT_RULES = (input_holds_header,)
+def extended_extent(v: ChunkView) -> Truncation:
+    """The extended header the flags announce (once H6 has passed: a chunk
+    whose cbytes is below it is H6's, not a cut input's)."""
+    end = LEN_EXTENDED if v.extended else LEN_HEADER
+    return Truncation(v.n, end, _EXT, needed(LEN_EXTENDED, v.n))
+
+
+def cbytes_extent(v: ChunkView) -> Truncation:
+    """The whole chunk, ``cbytes`` long, once the header is read.  A lazy
+    chunk's cbytes counts data left in its frame: its header is all it
+    holds (special chunks are never lazy, whatever the bit says: V1)."""
+    end = v.overhead if v.lazy and not v.special else v.cbytes
+    return Truncation(v.n, end, "chunk", f"cbytes says the chunk is {v.cbytes} bytes")
+
+
+INPUT_RULES = TRUNCATION_RULES
 
 
 @rule("T-version", "error", _H + "version", "chunk.md#rules-header", "version is 1..6")
@@ -587,17 +617,10 @@ def cbytes_covers_extended(v, src, sink):
         sink(f"cbytes {v.cbytes} is below the {LEN_EXTENDED}-byte extended header")
 
 
-@rule("H7", "error", "chunk.header.extended", "chunk.md#rules-header",
-      "the input holds the 32-byte extended header")
-def input_holds_extended(v, src, sink):
-    if v.extended and v.n < LEN_EXTENDED:
-        sink(f"the extended header needs {LEN_EXTENDED} bytes, got {v.n}", v.n)
-
-
 # A chunk of unknown version has no known layout: nothing else is read.
 VERSION_RULES = (version_known,)
 HEADER_RULES = (cbytes_covers_header, typesize_positive, nbytes_not_negative,
-                nbytes_below_cap, cbytes_covers_extended, input_holds_extended)
+                nbytes_below_cap, cbytes_covers_extended)
 
 # Rules on the fields of the extended header (run once it has been read;
 # not when the input ends inside it: those bytes are not there).
@@ -645,15 +668,6 @@ def special_known(v, src, sink):
         sink(f"unknown special kind {v.special}")
 
 
-@rule("H14", "error", _H + "cbytes", "chunk.md#rules-header", "cbytes <= the input length",
-      needs=(_H + "cbytes",))
-def cbytes_inside_input(v, src, sink):
-    # a lazy chunk's cbytes counts data left in its frame; special chunks are
-    # never lazy, whatever the bit says (C-Blosc2 misses that: V1)
-    if v.cbytes > v.n and not (v.lazy and not v.special):
-        sink(f"cbytes {v.cbytes} claims more than the {v.n} bytes given", v.n)
-
-
 @rule("T-udcodec", "error", _X + "udcodec", "chunk.md#rules-header",
       "codec format 6 names a plugin codec (udcodec >= 6), never a built-in one",
       needs=(_EXT,))
@@ -666,8 +680,13 @@ def udcodec_not_builtin(v, src, sink):
              "built-in codec that is stored under its own codec format")
 
 
+# The header's fields, once the extended header is read; the chunk's extent
+# (cbytes_extent, T-truncated) is checked between the two groups.
 FIELD_RULES = (flags2_reserved_clear, blocksize_positive, blocksize_below_max, vl_not_special,
-               vl_not_memcpyed, special_known, cbytes_inside_input, udcodec_not_builtin)
+               vl_not_memcpyed, special_known)
+CODEC_FIELD_RULES = (udcodec_not_builtin,)
+# What of them a chunk whose extended header is not all there still gets.
+BASIC_FIELD_RULES = tuple(r for r in FIELD_RULES + CODEC_FIELD_RULES if _EXT not in r.needs)
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#rules-special -- special chunks (no bstarts, no streams)

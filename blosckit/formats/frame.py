@@ -15,13 +15,14 @@ import struct
 
 import construct as cs
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import chunk as fc
 from . import signatures
 from . import fast_format, fast_parser, field_offset
 from .layout import ConstMismatch, Layout
 from .rules import OFFSETS, explain, rule
+from .truncation import INPUT, TRUNCATION_RULES, Truncation
 
 MAGIC = signatures.FRAME_MAGIC
 
@@ -372,12 +373,20 @@ class FrameView:
     filter_shuffle: int
 
 
+def start_extent(n: int) -> Truncation:
+    """A frame starts with its header: an empty input is cut short there
+    (the truncation rule, formats/truncation.py)."""
+    return Truncation(n, 1, "frame.header", "a frame starts with its header")
+
+
+INPUT_RULES = TRUNCATION_RULES
+
+
 @rule("F-layout", "error", "frame.header.fixarray", "frame.md#rules",
       "the header starts with a msgpack fixarray of 11..14 elements")
 def layout_known(v, src, sink):
-    if v.layout is None:
-        sink("not a Blosc2 frame: no header fixarray of 11..14 elements" if v.n
-             else "empty input: a frame starts with its header", 0)
+    if v.layout is None and v.n:
+        sink("not a Blosc2 frame: no header fixarray of 11..14 elements", 0)
 
 
 @rule("F-marker", "error", "frame.header", "frame.md#rules",
@@ -397,6 +406,34 @@ def _at(v: FrameView, field: str) -> int:
     """Where ``field`` sits in the view's own header layout (the older
     layouts put fields elsewhere than today's)."""
     return FLAT_HEADERS[v.layout].offset(field)
+
+
+def frame_extent(v: FrameView, src) -> Truncation:
+    """The frame as its header says (``frame_len`` bytes), once the fixed
+    header is read, with the part of it the input ends inside.  An input
+    that ends with a whole trailer holds a whole frame: its ``frame_len``
+    is then the field at fault (F-frame-len), not the input."""
+    n = v.n
+    end = v.frame_len
+    if end > n and trailer_view(n, n, v.header_len, src).head is not None:
+        end = n
+    return Truncation(n, end, _part_at(v, src, n), f"frame_len says the frame is "
+                      f"{v.frame_len} bytes")
+
+
+def _part_at(v: FrameView, src, at: int) -> str:
+    """The part of the frame byte ``at`` falls in, as far as the header
+    locates the parts (the index's length comes from its chunk header)."""
+    if at < v.header_len:
+        return "frame.metalayers" if v.layout in LAYOUT_WITH_METALAYERS else "frame.header"
+    index = v.header_len + (0 if v.sparse else max(v.cbytes, 0))
+    if at < index:
+        return "frame.chunks"
+    if 0 <= index and index + fc.LEN_HEADER <= at:
+        index_end = index + fc.FAST_HEADER.unpack_from(src, index)[_CBYTES_AT]
+        if index_end <= at:
+            return "frame.trailer"
+    return "frame.offsets"
 
 
 @rule("F-version", "error", _F + "general_flags.version", "frame.md#rules",
@@ -442,11 +479,14 @@ def header_len_sane(v, src, sink):
 
 
 @rule("F-frame-len", "error", _F + "frame_len", "frame.md#rules",
-      "a contiguous frame is exactly frame_len bytes long (a sparse index likewise)")
+      "a contiguous frame is exactly frame_len bytes long (a sparse index likewise)",
+      needs=(INPUT,))
 def frame_len_matches(v, src, sink):
+    # an input shorter than frame_len is T-truncated, unless it holds a
+    # whole frame (frame_extent): then, as with a longer input, the field
     if v.frame_len != v.n:
-        where = v.n if v.frame_len > v.n else _at(v, "frame_len")
-        sink(f"the header says {v.frame_len} bytes, the input has {v.n}", where)
+        sink(f"the header says {v.frame_len} bytes, the input has {v.n}",
+             _at(v, "frame_len"))
 
 
 @rule("F-sizes", "error", _F + "nbytes", "frame.md#rules",
@@ -533,13 +573,20 @@ class MetaView(NamedTuple):
     def value_path(self, e: MetaEntryView) -> str:
         return f"{self.root}[{e.name.decode('utf-8', 'replace')!r}]"
 
+    @property
+    def bound(self) -> str:
+        """What ends the section, in words: a read past it is the section's
+        fault (the input holds the whole frame by then)."""
+        return ("the header (header_len)" if self.root == "frame.metalayers"
+                else "the frame (frame_len)")
+
 
 @rule("F-meta", "error", "frame.metalayers", "frame.md#rules",
       "the metalayer index and values are well formed, at most 16 entries, each offset "
       "pointing at its bin32 value inside the header (trailer), no name twice")
 def metalayers_well_formed(v, src, sink):
     if v.entries is None:
-        if not explain(Metalayers, src[:v.limit], v.start, v.root, sink):
+        if not explain(Metalayers, src[:v.limit], v.start, v.root, sink, bound=v.bound):
             sink("the metalayer index disagrees with its declaration", v.start, v.root)
         return
     if len(v.entries) > MAX_METALAYERS:
@@ -557,7 +604,8 @@ def metalayers_well_formed(v, src, sink):
                  f"(0..{limit - v.base})", v.start, v.value_path(e))
         elif e.len_content is None or e.at + LEN_META_VALUE_HEAD + e.len_content > limit:
             # construct says which byte is wrong, or where the value runs out
-            if not explain(MetaValue, src[:v.limit], e.at, v.value_path(e), sink):
+            if not explain(MetaValue, src[:v.limit], e.at, v.value_path(e), sink,
+                           bound=v.bound):
                 sink("the value disagrees with its declaration", e.at, v.value_path(e))
         elif e.name in seen:
             # no writer repeats a name (C-Blosc2 refuses to add one twice);
@@ -569,30 +617,6 @@ def metalayers_well_formed(v, src, sink):
 
 META_RULES = (metalayers_well_formed,)
 
-
-class VlmetaValueView(NamedTuple):
-    """A vlmetalayer value as stored: its name, where its content (a Blosc
-    chunk) starts, its bin32 length, and the chunk's own cbytes (None when
-    the content is too short for a chunk header: the chunk's rules say)."""
-    name: str
-    at: int
-    len_content: int
-    cbytes: int | None
-
-
-@rule("F-vlmeta-len", "error", "frame.trailer.vlmetalayers[].len_content", "frame.md#rules",
-      "a vlmetalayer value is one whole Blosc chunk: its bin32 length is the chunk's cbytes")
-def vlmeta_value_is_one_chunk(v, src, sink):
-    # C-Blosc2 hands the bin32 content to its decompressor whole, which
-    # refuses any length but the chunk's (measured: python-blosc2 cannot
-    # open such a frame); a shorter length cuts the chunk itself
-    if v.cbytes is not None and v.cbytes != v.len_content:
-        sink(f"the value of {v.name!r} is {v.len_content} bytes long, its chunk "
-             f"{v.cbytes} bytes", v.at - FAST_VALUE_HEAD.size + FAST_VALUE_HEAD.offset(
-                 "len_content"), f"frame.trailer.vlmetalayers[{v.name!r}].len_content")
-
-
-VLMETA_VALUE_RULES = (vlmeta_value_is_one_chunk,)
 
 # ---------------------------------------------------------------------------
 # specs/frame.md#rules -- the trailer
@@ -705,7 +729,8 @@ class IndexView(NamedTuple):
     (None when the space holds no header: the chunk's own H1 says so);
     ``decoded`` the bytes it decodes to (None before it is decoded);
     ``counted_at`` where the frame header's nbytes sits when ``nchunks``
-    comes from it (None otherwise)."""
+    comes from it (None otherwise); ``refused`` the error of a decoder that
+    lacks what the index chunk asks for (an UnsupportedError)."""
     n: int
     header_len: int
     start: int | None
@@ -717,6 +742,7 @@ class IndexView(NamedTuple):
     chunk_cbytes: int | None
     decoded: int | None
     counted_at: int | None
+    refused: Any = None
 
 
 def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, end: int,
@@ -731,7 +757,7 @@ def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, en
         h = fc.FAST_HEADER.unpack_from(src, start)
         nb, cb = h[_NBYTES_AT], h[_CBYTES_AT]
     return _new(IndexView, (n, header_len, start, end, fills, nchunks, absent, nb, cb, None,
-                            counted_at))
+                            counted_at, None))
 
 
 @rule("F-index", "error", "frame.offsets", "frame.md#rules",
@@ -743,8 +769,11 @@ def index_fills_its_space(v, src, sink):
         sink("header_len or cbytes unreadable: the index cannot be located", 0, "frame.header")
     elif v.absent:
         return
-    elif not v.header_len <= start < end:
-        sink(f"no room for the offsets index between {start} and {end}", min(start, v.n))
+    elif not v.header_len <= start <= end - fc.LEN_HEADER:
+        # the space between the chunks section and the trailer is the
+        # header's and trailer's saying: the input holds it whole
+        sink(f"no room for the offsets index between {start} and {end} (its chunk header "
+             f"needs {fc.LEN_HEADER} bytes)", min(start, v.n))
     elif v.chunk_cbytes is not None and v.fills and v.chunk_cbytes != end - start:
         sink(f"the index chunk ({v.chunk_cbytes} bytes for {v.chunk_nbytes // LEN_OFFSET} "
              f"offsets) does not fill the {end - start} bytes before the trailer",
@@ -760,6 +789,11 @@ def index_fills_its_space(v, src, sink):
         else:
             sink(f"the index chunk holds {v.chunk_nbytes} bytes, {v.nchunks} offsets of "
                  f"{LEN_OFFSET} are due", start + _CHUNK_NBYTES_AT)
+    elif v.refused is not None:
+        # C-Blosc2 writes every index with its default parameters (blosclz,
+        # shuffle, 8-byte items): an index this build cannot decode is damage
+        sink(f"{v.refused.message}: C-Blosc2 writes the offsets index with its default "
+             "parameters, so the index is damaged", v.refused.offset, v.refused.path)
     elif v.decoded is not None and (v.decoded % LEN_OFFSET or (
             v.nchunks is not None and v.decoded != LEN_OFFSET * v.nchunks)):
         sink(f"the index holds {v.decoded} bytes, {v.nchunks} offsets of {LEN_OFFSET} are due",
@@ -783,9 +817,10 @@ class EntryView:
     chunks of varying size), ``typesize``, ``sparse`` (entries name chunk
     files).  The reader adds what it finds: ``file_error`` (a sparse
     frame's chunk file that cannot be read), the chunk's ``start`` and
-    ``cbytes`` (from its header), and ``nbytes`` once decoded."""
+    ``cbytes`` (from its header), whether it is marked ``lazy``, and
+    ``nbytes`` once decoded."""
     __slots__ = ("i", "entry", "at", "header_len", "section_end", "size", "typesize",
-                 "sparse", "file_error", "start", "cbytes", "nbytes")
+                 "sparse", "file_error", "start", "cbytes", "nbytes", "lazy")
 
     def __init__(self, i: int, entry: int, at: int, header_len: int, section_end: int,
                  size: int | None, typesize: int, sparse: bool = False):
@@ -793,6 +828,12 @@ class EntryView:
         self.header_len, self.section_end = header_len, section_end
         self.size, self.typesize, self.sparse = size, typesize, sparse
         self.file_error = self.start = self.cbytes = self.nbytes = None
+        self.lazy = False
+
+    @property
+    def flags_at(self) -> int:
+        """Where the chunk's blosc2_flags byte is (in its own file when sparse)."""
+        return self.start + _B2FLAGS_AT
 
     @property
     def kind(self) -> str | None:
@@ -846,12 +887,21 @@ SPECIAL_RULES = (special_bits_written, special_readable)
 
 
 @rule("F-offset", "error", "frame.offsets[]", "frame.md#rules",
-      "each offset is a special value or points at a chunk inside the chunks section")
+      "each offset is a special value or points at a chunk inside the chunks section; in a "
+      "sparse frame, a chunk file number is at most cbytes - 32")
 def offset_in_section(v, src, sink):
-    if v.entry >= 0 and not v.sparse and not (
+    if v.entry < 0:
+        return
+    cbytes = v.section_end - v.header_len
+    if not v.sparse and not (
             v.header_len <= v.header_len + v.entry <= v.section_end - fc.LEN_HEADER):
         sink(f"offset {v.entry} is outside the chunks section "
-             f"(0..{v.section_end - v.header_len - fc.LEN_HEADER})", v.at, v.path)
+             f"(0..{cbytes - fc.LEN_HEADER})", v.at, v.path)
+    elif v.sparse and v.entry > cbytes - fc.LEN_EXTENDED:
+        # C-Blosc2 bounds every entry by cbytes - 32, file numbers too; a
+        # writer's cbytes (the chunk files' bytes) always leaves room
+        sink(f"chunk file number {v.entry} is above the header's cbytes {cbytes} - "
+             f"{fc.LEN_EXTENDED}: C-Blosc2 refuses the frame", v.at, v.path)
 
 
 @rule("F-sframe", "error", "frame.chunks[]", "frame.md#rules",
@@ -883,9 +933,61 @@ def chunk_fits_frame(v, src, sink):
              v.start + _CHUNK_NBYTES_AT, f"{v.chunk_path}.header.nbytes")
 
 
+@rule("F-lazy", "error", "frame.chunks[]", "frame.md#rules",
+      "a chunk stored in a frame (a data chunk, a vlmetalayer value) is not marked lazy")
+def stored_not_lazy(v, src, sink):
+    # C-Blosc2 sets the bit only on a chunk it holds in memory, whose blocks
+    # it reads back from its frame: stored, the bit is damage (a bare chunk
+    # with it is T-lazy, a chunk this build cannot decode)
+    if v.lazy:
+        sink("a stored chunk marked lazy (C-Blosc2 marks only chunks it holds in memory, "
+             "which point back into their frame)", v.flags_at, f"{v.chunk_path}{_LAZY_PATH}")
+
+
 # Once the chunk's header is read (``start``, ``cbytes``), and again once its
 # decoded size (``nbytes``) is known.
-CHUNK_RULES = (chunk_fits_frame,)
+CHUNK_RULES = (chunk_fits_frame, stored_not_lazy)
+_B2FLAGS_AT = fc.EXTENDED.offset("blosc2_flags")
+_LAZY_PATH = ".header.extended.blosc2_flags.lazy"
+
+
+class ValueChunkView(NamedTuple):
+    """A vlmetalayer's value as the trailer stores it: a chunk in a bin32
+    of ``length`` bytes starting at ``start`` (path ``chunk_path``); the
+    chunk's ``cbytes`` (None when fewer than a chunk header's bytes are
+    there) and whether it is marked ``lazy``."""
+    start: int
+    chunk_path: str
+    length: int
+    cbytes: int | None
+    lazy: bool
+
+    @property
+    def flags_at(self) -> int:
+        return self.start + _B2FLAGS_AT
+
+
+def value_chunk_view(start: int, path: str, value) -> ValueChunkView:
+    """The view of the vlmetalayer value ``value`` (its bytes) at ``start``."""
+    cbytes = fc.FAST_HEADER.unpack_from(value, 0)[_CBYTES_AT] \
+        if len(value) >= fc.LEN_HEADER else None
+    return _new(ValueChunkView, (start, path, len(value), cbytes, fc.marked_lazy(value)))
+
+
+@rule("F-vlmeta", "error", "frame.trailer.vlmetalayers[]", "frame.md#rules",
+      "a vlmetalayer value is one chunk whose cbytes is the value's bin32 length")
+def value_is_one_chunk(v, src, sink):
+    if v.cbytes is None:
+        sink(f"the value holds {v.length} bytes, fewer than a {fc.LEN_HEADER}-byte chunk "
+             "header", v.start, v.chunk_path)
+    elif v.cbytes != v.length:
+        sink(f"the value's chunk says cbytes {v.cbytes}, its bin32 length is {v.length} "
+             "(C-Blosc2 refuses the frame)", v.start + fc.HEADER.offset("cbytes"),
+             f"{v.chunk_path}.header.cbytes")
+
+
+# Each vlmetalayer value, before it is decoded.
+VALUE_RULES = (value_is_one_chunk, stored_not_lazy)
 
 
 class TotalView(NamedTuple):

@@ -44,7 +44,7 @@ class NpyView:
 
 
 @rule("T-npy", "error", "npy.header", "npy.md#rules",
-      "a .npy header is whole and its text is a dict literal with a descr")
+      "a .npy header reads and its text is a dict literal with a descr")
 def npy_header_readable(v, src, sink):
     if v.fields is None:
         if not explain(NpyHeader, src, 0, "npy", sink):
@@ -61,7 +61,8 @@ NPY_RULES = (npy_header_readable,)
 
 def read(data) -> tuple[object, int]:
     """``(descr, offset of the array data)`` of the .npy file in ``data``;
-    FormatError (rule T-npy) when the header is cut or unreadable."""
+    FormatError when the header is unreadable (T-npy) or cut short
+    (T-truncated)."""
     header, start = read_header(data)
     return header["descr"], start
 
@@ -99,7 +100,10 @@ def itemsize(descr) -> int:
             if isinstance(descr, str):
                 descr = npy_descr(descr)
             dtype = numpy.dtype(descr if isinstance(descr, str) else [tuple(f) for f in descr])
-        except TypeError as e:
+        except (ValueError, FormatError):
+            raise
+        except Exception as e:       # noqa: BLE001 -- NumPy parses some strings with
+            # ast.literal_eval ("<f8," raises SyntaxError): none of it is ours
             raise ValueError(f"not a NumPy type: {descr!r}") from e
         # the header (if any) was read before: only the items are in question
         RaiseFirst().run(NPY_RULES, NpyView(True, objects=dtype.hasobject), b"")

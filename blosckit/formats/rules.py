@@ -154,16 +154,19 @@ def fail(r: Rule | str, offset: int, path: str | None, message: str) -> NoReturn
     raise cls(message, offset, r.path if path is None else path, rule=r.id)
 
 
-def explain(con, buf, offset: int, path: str, sink: Sink, **context: Any) -> bool:
+def explain(con, buf, offset: int, path: str, sink: Sink, *, bound: str | None = None,
+            **context: Any) -> bool:
     """Report to ``sink``, as its current rule, why the declaration ``con``
     does not parse at ``offset`` of ``buf`` (construct names the field and
-    its offset; input that ends early reports the input length).  For rules
+    its offset).  Bytes that run out are the input's truncation (its own
+    rule) when ``buf`` ends where the input does, else the current rule's,
+    at the end of the part ``bound`` names (see :func:`parse`).  For rules
     whose fast reader refused the bytes.  False when construct parses them
     after all (the caller then reports the disagreement itself)."""
     assert sink.current is not None
     try:
-        parse(con, buf, offset, path, rule=sink.current.id, **context)
+        parse(con, buf, offset, path, rule=sink.current.id, bound=bound, **context)
     except FormatError as e:
-        sink(e.message, e.offset, e.path)
+        sink(e.message, e.offset, e.path, rule=RULES[e.rule or sink.current.id])
         return True
     return False

@@ -26,7 +26,7 @@ from ..native.buffers import joined
 from .b2nd import B2nd
 from ..chunk.special import compress_special
 from ..formats import b2nd as fb
-from ..errors import FormatError
+from ..errors import FormatError, UnsupportedError
 from ..formats import enums
 from ..formats import chunk as _chunk_rules
 from ..formats import frame as ff
@@ -35,7 +35,7 @@ from ..formats.layout import ConstMismatch
 from ..formats.rules import OFFSETS, RaiseFirst, Sink
 
 __all__ = ["Frame", "open_frame", "read_header", "read_metalayers", "FrameView",
-           "special_chunk", "map_file", "mapped_file"]
+           "special_chunk", "map_file", "mapped_file", "vlmeta_value"]
 
 _OFFSET = ff.FAST_OFFSET
 _LEN_ENTRY = ff.LEN_OFFSET                     # one index entry
@@ -102,6 +102,7 @@ def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView | None:
     v.layout = layout = ff.header_layout(mv[0]) if len(mv) else None
     values = None if layout is None else ff.read_or_none(ff.FLAT_HEADERS[layout], mv, 0)
     v.markers_ok = values is not None
+    sink.run(ff.INPUT_RULES, ff.start_extent(v.n), mv)
     sink.run(ff.LAYOUT_RULES, v, mv)
     if values is None:
         return None
@@ -114,6 +115,7 @@ def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView | None:
         setattr(v, name, list(values[a:b]))
     for name, value in absent:
         setattr(v, name, value)
+    sink.run(ff.INPUT_RULES, ff.frame_extent(v, mv), mv)
     sink.run(ff.HEADER_RULES, v, mv)
     return v
 
@@ -327,6 +329,10 @@ class Frame:
             # more than this (a bound on what a lying header makes us allocate)
             raw = _chunk.decompress(self.buffer[start:end],
                                     max_nbytes=_LEN_ENTRY * (end - start) * 256)
+        except UnsupportedError as e:      # F-index: never so written, damage
+            self.index = self.index._replace(refused=_relocated(e, start, "frame.offsets"))
+            RaiseFirst().run(ff.INDEX_RULES, self.index, self.buffer)
+            raise AssertionError("F-index refuses an index it cannot decode") from e
         except FormatError as e:
             raise _relocated(e, start, "frame.offsets") from None
         self.index = self.index._replace(decoded=len(raw))
@@ -414,6 +420,8 @@ class Frame:
                 e.file_error = err.strerror
             sink.run(ff.LOCATION_RULES, e, self.buffer)
             e.start = 0
+            e.lazy = _chunk_rules.marked_lazy(data)
+            sink.run(ff.CHUNK_RULES, e, self.buffer)
             return e, data
         sink.run(ff.LOCATION_RULES, e, self.buffer)
         e.start = start = e.header_len + e.entry
@@ -424,6 +432,8 @@ class Frame:
                 e.cbytes = _chunk.chunk_sizes(self.buffer[start:start + _LEN_CHUNK_HEADER])[1]
             except FormatError as err:
                 raise _relocated(err, start, e.chunk_path) from None
+        e.lazy = _chunk_rules.marked_lazy(
+            self.buffer[start:max(start, min(start + e.cbytes, e.section_end))])
         sink.run(ff.CHUNK_RULES, e, self.buffer)
         return e, self.buffer[start:start + e.cbytes]
 
@@ -583,19 +593,9 @@ class Frame:
     @property
     def vlmetalayers(self) -> dict[str, bytes]:
         """Name -> the stored value, decompressed (python-blosc2 stores msgpack)."""
-        out = {}
-        sink = RaiseFirst()
-        for name, raw in self.vlmetalayers_raw.items():
-            at = self.vlmetalayer_at[name]
-            cbytes = _chunk.chunk_sizes(raw)[1] if len(raw) >= _LEN_CHUNK_HEADER else None
-            sink.run(ff.VLMETA_VALUE_RULES, ff.VlmetaValueView(name, at, len(raw), cbytes),
-                     self.buffer)
-            try:
-                out[name] = _chunk.decompress(raw)
-            except FormatError as e:
-                raise e.relocated(self.vlmetalayer_at[name], f"frame.trailer.vlmetalayers[{name!r}]") \
-                    from None
-        return out
+        return {name: vlmeta_value(raw, self.vlmetalayer_at[name],
+                                   f"frame.trailer.vlmetalayers[{name!r}]")
+                for name, raw in self.vlmetalayers_raw.items()}
 
     # -- context manager
     def close(self) -> None:
@@ -653,6 +653,17 @@ def _unmap(mv: memoryview, close) -> None:
         close()
     except BufferError:
         pass
+
+
+def vlmeta_value(raw, at: int, path: str) -> bytes:
+    """The decoded value of the vlmetalayer stored as ``raw`` (the bin32's
+    bytes, at frame offset ``at``, path ``path``): F-vlmeta and F-lazy,
+    then the chunk's own rules, relocated."""
+    RaiseFirst().run(ff.VALUE_RULES, ff.value_chunk_view(at, path, raw), raw)
+    try:
+        return _chunk.decompress(raw)
+    except FormatError as e:
+        raise e.relocated(at, path) from None
 
 
 def special_chunk(kind: str, size: int, typesize: int, blocksize: int | None = None) -> bytes:

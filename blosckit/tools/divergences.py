@@ -126,6 +126,13 @@ def _getitem_delta(chunk: bytes, parsed) -> bool:
     return _has_body(parsed) and "delta" in _filter_names(parsed) and parsed.nblocks > 1
 
 
+def _vl_delta(chunk: bytes, parsed) -> bool:
+    # C-Blosc2's encoder takes each VL block's delta against the block
+    # itself, its decoder against block 0: every later block comes out wrong
+    return (parsed is not None and parsed.vlblocks and parsed.nblocks > 1
+            and "delta" in _filter_names(parsed))
+
+
 def _uninit(chunk: bytes, parsed) -> bool:
     return parsed is not None and parsed.special == "uninit" and parsed.nbytes > 0
 
@@ -371,7 +378,7 @@ def _b2nd_dtype_refused(frame) -> list[tuple[int, str]]:
     text = b.dtype.split("\0")[0]
     try:
         numpy.dtype(text)
-    except (ValueError, TypeError):
+    except Exception:               # NumPy's own parse raises SyntaxError too ("<f8,")
         try:
             numpy.dtype(ast.literal_eval(text))
         except Exception:           # whatever a hostile string makes them raise
@@ -420,6 +427,9 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence("V13", "frame offsets index whose typesize is not 8", "index", _index_typesize),
     Divergence("V17", "two delta filters with another filter between them", "reader",
                _deltas_apart),
+    Divergence("V24", "VL-block chunk of two or more blocks with the delta filter (C-Blosc2 "
+               "writes it, then decodes every block after the first to other bytes)",
+               "reader", _vl_delta),
     Divergence("V14", "frame header naming a filter id C-Blosc2 does not define", "frame",
                _undefined_frame_filter),
     Divergence("V15", "metalayer or vlmetalayer name that is not UTF-8", "frame",

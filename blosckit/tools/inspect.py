@@ -33,14 +33,14 @@ from typing import Any, Callable, Generator, Iterable, Iterator, NamedTuple
 import msgpack
 
 from ..chunk.read import (MAX_NBYTES, Chunk, WalkedBlock, WalkedStream, WalkedVLBlock,
-                          decompress, parse_chunk, walk_chunk)
+                          parse_chunk, walk_chunk)
 from ..errors import FormatError, relocate_path
 from ..formats import build, parse, walk
 from ..formats import chunk as fc
 from ..formats import b2nd as fb
 from ..formats import frame as ff
 from ..formats.describe import describe
-from ..frame.read import Frame, open_frame
+from ..frame.read import Frame, open_frame, vlmeta_value
 
 __all__ = ["Node", "chunk_nodes", "frame_nodes"]
 
@@ -182,7 +182,7 @@ def _header_as_read(mv: memoryview) -> Iterator[Node]:
     """The header's fields of a chunk the reader stops at, as far as the
     declaration reads them (nothing when not even they parse)."""
     try:
-        h = parse(fc.Header, mv, 0, "chunk.header", rule="H1")
+        h = parse(fc.Header, mv, 0, "chunk.header", rule=fc.version_known.id)
     except FormatError:
         return
     size = fc.LEN_EXTENDED if "extended" in h and h.extended is not None else fc.LEN_HEADER
@@ -209,6 +209,7 @@ def _stream(mv: memoryview, c: Chunk, w: WalkedStream) -> Iterator[Node]:
     """A stream the reader read and decoded."""
     p = f"chunk.blocks[{w.j}].streams[{w.k}]"
     s = parse(fc.Stream, mv[:c.cbytes], w.start, p, rule=fc.stream_inside_chunk.id,
+              bound=_CHUNK_END,
               version=c.version)
     kind = ("all zeros" if w.csize == 0 else "byte run" if w.csize < 0 else
             "raw bytes" if w.raw else "codec stream")
@@ -216,10 +217,14 @@ def _stream(mv: memoryview, c: Chunk, w: WalkedStream) -> Iterator[Node]:
     yield from _fields(fc.Stream, s, p, w.start, c.header)
 
 
+_CHUNK_END = "the chunk (cbytes)"
+
+
 def _vl_block(mv: memoryview, c: Chunk, w: WalkedVLBlock) -> Iterator[Node]:
     """A VL block the reader read and decoded."""
     path = f"chunk.blocks[{w.j}]"
     blk = parse(fc.VLBlock, mv[:c.cbytes], w.start, path, rule=fc.vl_block_inside_chunk.id,
+                bound=_CHUNK_END,
                 len_payload=w.stop - w.start - fc.LEN_VLSIZE)
     yield Node(path, w.start, w.stop - w.start, None, f"VL block of {blk.size} bytes")
     yield from _fields(fc.VLBlock, blk, path, w.start, c.header)
@@ -366,7 +371,9 @@ def _meta_section(mv: memoryview, start: int, end: int, limit: int, base: int, r
     ``base``.  Yields the section, its head, each index entry, the values'
     head, then each value as ``root['name']``."""
     scope = mv[:limit]
-    m = parse(ff.Metalayers, scope, start, root, rule=ff.metalayers_well_formed.id)
+    section = f"the section's space (up to byte {limit})"
+    m = parse(ff.Metalayers, scope, start, root, rule=ff.metalayers_well_formed.id,
+              bound=section)
     yield Node(root, start, end - start, None, doc)
     yield from _fields(ff.MetalayersHead, m, root, start, m)
     pos = start + ff.MetalayersHead.sizeof()
@@ -376,7 +383,8 @@ def _meta_section(mv: memoryview, start: int, end: int, limit: int, base: int, r
     for e in m.index:
         name = _name_text(e.name)
         path = f"{root}[{name!r}]"
-        v = parse(ff.MetaValue, scope, base + e.offset, path, rule=ff.metalayers_well_formed.id)
+        v = parse(ff.MetaValue, scope, base + e.offset, path, rule=ff.metalayers_well_formed.id,
+                  bound=section)
         at = base + e.offset + ff.LEN_META_VALUE_HEAD
         value, meaning = read_value(v.content, at, path)
         yield Node(path, at, v.len_content, value,
@@ -410,10 +418,7 @@ def _meta_value(content: bytes, at: int, path: str) -> tuple[Any, str]:
 
 def _vlmeta_value(content: bytes, at: int, path: str) -> tuple[Any, str]:
     """A vlmetalayer's value: a Blosc chunk holding msgpack."""
-    try:
-        data = decompress(content)
-    except FormatError as e:
-        raise e.relocated(at, path) from None
+    data = vlmeta_value(content, at, path)
     value, ok = _msgpack_value(data)
     what = "msgpack" if ok else "opaque bytes"
     return value, f"a Blosc chunk of {len(content)} bytes holding {len(data)} bytes of {what}"

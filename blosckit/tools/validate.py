@@ -17,6 +17,7 @@ from ..chunk import read as _chunk
 from .. import native
 from ..chunk.read import as_view, chunk_sizes, check_chunk, check_trailing
 from ..errors import FormatError, Problem
+from ..formats import chunk as fc
 from ..formats import frame as ff
 from ..formats.rules import Collect
 
@@ -119,11 +120,17 @@ def _chunks_to_check(f: _frame.Frame, deep: bool):
     """The chunks the Python rules must look at.  One native call checks
     every chunk of a contiguous frame of fixed chunk size (the reader's
     rules in C, decoding every block when ``deep``; the frame's chunk size;
-    no divergence possible) and only the others are left."""
+    no divergence possible) and only the others are left.  Its deep mode
+    decodes into one scratch of the frame's chunk size: when no chunk
+    claims that much (a 324-byte frame whose header says 1 GiB chunks),
+    every chunk is left to the Python rules, which allocate what each chunk
+    claims, within its place in the frame."""
     batch = f.native_batch()
     if batch is None:
         return range(f.nchunks)
-    section, _, table = batch
+    section, tail_of_last, table = batch
+    if deep and _largest_claim(f, section) < f.chunksize:
+        return range(f.nchunks)
     raw, ok, todo = f.entries.raw, native.CHECK_OK, []
     # a run of chunks per call: a mapped file's pages are given back between runs
     for a, b, tail in f.native_groups():
@@ -131,6 +138,19 @@ def _chunks_to_check(f: _frame.Frame, deep: bool):
                                      f.chunksize, tail, table, deep)
         todo += [a + k for k, s in enumerate(status) if s != ok]
     return todo
+
+
+_NBYTES_AT = fc.HEADER["nbytes"].index
+
+
+def _largest_claim(f: _frame.Frame, section: memoryview) -> int:
+    """The most bytes a chunk stored in ``section`` says (in its header) it
+    holds, capped by the frame's chunk size; 0 without stored chunks."""
+    most, end = 0, len(section) - fc.LEN_HEADER
+    for off in f.entries:
+        if 0 <= off <= end:
+            most = max(most, fc.FAST_HEADER.unpack_from(section, off)[_NBYTES_AT])
+    return min(most, f.chunksize)
 
 
 def _check_frame_chunk(f: _frame.Frame, i: int, deep: bool

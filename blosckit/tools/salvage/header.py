@@ -272,18 +272,16 @@ def keep_vlmetalayers(mv: memoryview, h: Header, index_end: int | None,
                                           "the trailer is unreadable"))
             return {}
     def decoded(name: str, content: bytes, at: int) -> bytes:
-        # a value is one whole chunk: where its bin32 length is not the
-        # chunk's (F-vlmeta-len, reported), the chunk's own cbytes says
+        # the reader's rules for a value (F-vlmeta, F-lazy); a value whose
+        # bin32 length is not its chunk's is read by the chunk's own cbytes
         head = at + ff.LEN_META_VALUE_HEAD
-        if len(content) >= fc.LEN_HEADER:
-            cbytes = fc.raw_header(content).cbytes
-            if cbytes != len(content):
-                try:
-                    RaiseFirst().run(ff.VLMETA_VALUE_RULES, ff.VlmetaValueView(
-                        name, head, len(content), cbytes), mv)
-                except FormatError as e:
-                    report.damage.append(Damage.of(e))
-                content = bytes(mv[head:head + max(cbytes, 0)])
+        try:
+            RaiseFirst().run(ff.VALUE_RULES, ff.value_chunk_view(
+                head, f"frame.trailer.vlmetalayers[{name!r}]", content), mv)
+        except FormatError as e:
+            report.damage.append(Damage.of(e))
+            if e.rule == "F-vlmeta" and len(content) >= fc.LEN_HEADER:
+                content = bytes(mv[head:head + max(fc.raw_header(content).cbytes, 0)])
         try:
             return _chunk.decompress(content)
         except FormatError as e:
