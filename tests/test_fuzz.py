@@ -110,7 +110,6 @@ KNOWN_SLIPS = {
     r"salvage output c-blosc2 refuses \(validate: \[\]\)$":
         "test_frame_holding_a_version_2_chunk, test_b2nd_blocksize_other_than_blockshape_items",
     r"b2nd raised TypeError$": "test_b2nd_array_of_a_dtype_numpy_cannot_parse",
-    r"validate(-shallow)? memory$": "test_deep_validate_scratch_is_bounded_by_the_frame",
     # the input's own chunk or name or array is one C-Blosc2 or python-blosc2
     # refuses or misreads (a divergence of the table, which validate warns
     # of), kept by salvage
@@ -123,7 +122,6 @@ KNOWN_SLIPS = {
 KNOWN_NEW = {
     "b2nd-blocksize-mismatch": "test_b2nd_blocksize_other_than_blockshape_items",
     "b2nd-block-wider-than-chunk": "test_b2nd_block_extent_larger_than_chunk_extent",
-    "vlblock-delta": "test_vlblock_chunk_with_delta_set_by_hand",
 }
 
 

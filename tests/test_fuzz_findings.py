@@ -379,9 +379,6 @@ def _in_child(code: str, *args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-@pytest.mark.xfail(strict=True, reason="deep validate allocates a scratch buffer of the "
-                   "header's chunksize before any chunk is read (tools/validate.py, "
-                   "native.check_chunks)")
 def test_deep_validate_scratch_is_bounded_by_the_frame():
     """A 324-byte frame of one 400-byte chunk, its header chunksize raised
     to 1 GiB: still valid (one chunk, the last, may hold less), but deep
@@ -495,9 +492,6 @@ def test_vlmetalayer_or_b2nd_name_twice_is_f_meta():
         assert e.value.rule == "F-meta"
 
 
-@pytest.mark.xfail(strict=True, reason="a VL-block chunk with the delta filter set by hand "
-                   "validates []: no rule or divergence for it (formats/chunk.py, "
-                   "tools/divergences.py)")
 def test_vlblock_chunk_with_delta_set_by_hand(c_blosc2):
     """C-Blosc2 decodes other bytes for a VL-block chunk whose filters name
     delta (compress_vlblocks refuses delta for this reason); validate
@@ -824,17 +818,15 @@ CLASSES: dict[str, tuple] = {
         != blosckit.open_frame(b).typesize, {"F-b2nd-dtype"}, None),
     "b2nd-dtype-nul": (lambda b: b"\0" in bytes(_b2nd_parts(b)[2].dtype.dtype), None, None),
     "chunk-version-3": (lambda b: 3 in {h.version for h in _frame_chunks(b)}, None, None),
-    "vlblock-delta": (lambda b: any(3 in h.filters for h in _frame_chunks(b)), ANY,
-                      "no rule or divergence for delta in a VL-block chunk"),
+    "vlblock-delta": (lambda b: any(3 in h.filters for h in _frame_chunks(b)), {"V24"}, None),
     "vlblock-nbytes-huge": (lambda b: True, {"T-max-nbytes", "VL7"}, None),
     "chunk-nbytes-huge": (lambda b: True, {"T-max-nbytes"}, None),
     "special-chunk-filter-id": (lambda b: any(37 in h.filters for h in _frame_chunks(b)),
                                 None, None),
     "special-entry-nan-typesize": (lambda b: _header(b, "typesize") not in (4, 8),
                                    {"F-special"}, None),
-    "chunks-truncated": (lambda b: len(b) < _header(b, "frame_len"), {"F-frame-len"}, None),
-    "sparse-index-cbytes-zero": (lambda b: _header(b, "cbytes") == 0, ANY,
-                                 "validate accepts an sframe index of cbytes 0"),
+    "chunks-truncated": (lambda b: len(b) < _header(b, "frame_len"), {"T-truncated"}, None),
+    "sparse-index-cbytes-zero": (lambda b: _header(b, "cbytes") == 0, {"F-offset"}, None),
     "older-layout-header-cut": (lambda b: ff.header_layout(b[0]) != 14, {"F-vlmeta-flag"}, None),
 }
 
@@ -873,9 +865,7 @@ def test_validate_reports_what_each_named_mutation_makes(name, tmp_path):
 
 
 # What every reader still does wrong on them: the label of the slip
-READER_SLIPS = {
-    "header-chunksize-huge": "deep validate maps the header's chunksize of scratch",
-}
+READER_SLIPS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", _xfail_where(READER_SLIPS))

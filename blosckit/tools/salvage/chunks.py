@@ -226,7 +226,8 @@ def _by_index(inp: Input, h: Header, index: _Index, report: SalvageReport) -> Ch
     header still claims in ``hints``)."""
     mv = inp.mv
     sparse = inp.directory is not None
-    start, end = (h.header_len or 0, h.header_len or 0) if sparse else \
+    # a sparse frame's entries are read against its header's cbytes too
+    start, end = (h.header_len or 0, (h.header_len or 0) + (h.cbytes or 0)) if sparse else \
         (h.section(len(mv)) or (0, 0))
     out = Chunks(slots=[], index_end=index.end)
     assert out.slots is not None
