@@ -68,9 +68,11 @@ def seed_frames() -> dict[str, bytes]:
     meta = build_meta((1000,), (400,), (100,), "<i4")
     arr = np.arange(1200, dtype="<i4")
     arr[1000:] = 0
-    out["b2nd"] = blosckit.compress_frame(arr.tobytes(), chunksize=1600, typesize=4,
-                                          codec="zstd", metalayers={"b2nd": meta},
-                                          vlmetalayers={"attrs": msgpack.packb({"k": 1})})
+    # blocks of the array's 100 items (C-Blosc2's array reader needs them)
+    out["b2nd"] = blosckit.build_frame(
+        [blosckit.compress(arr[k:k + 400].tobytes(), typesize=4, codec="zstd", blocksize=400)
+         for k in range(0, 1200, 400)],
+        metalayers={"b2nd": meta}, vlmetalayers={"attrs": msgpack.packb({"k": 1})})
     for name, fr in out.items():     # the seeds themselves are well formed
         f = blosckit.open_frame(fr)
         f.decompress()

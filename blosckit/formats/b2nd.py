@@ -85,14 +85,18 @@ class B2ndView:
     ``dtype_error`` the UnicodeDecodeError of a dtype string that is not
     UTF-8.  Reading the array adds the frame's chunk count ``nchunks`` and,
     chunk by chunk, ``chunk`` and its decoded length ``chunk_len`` against
-    ``padded`` bytes of ``typesize``-byte items; sizing the dtype adds its
-    ``itemsize`` (against ``typesize``)."""
+    ``padded`` bytes of ``typesize``-byte items, and the block size a
+    stored chunk's header records (``chunk_blocksize``; None for a special
+    chunk, which stores no block) against the array's (``block_bytes``);
+    sizing the dtype adds its ``itemsize`` (against ``typesize``)."""
     __slots__ = ("fields", "dtype_error", "nchunks", "chunk", "chunk_len", "padded",
-                 "typesize", "itemsize", "_grid")
+                 "typesize", "chunk_blocksize", "block_bytes", "itemsize", "_grid")
 
     def __init__(self, fields, dtype_error: UnicodeDecodeError | None = None):
         self.fields, self.dtype_error = fields, dtype_error
         self.nchunks = self.chunk = self.chunk_len = self.padded = self.typesize = None
+        self.chunk_blocksize: int | None = None
+        self.block_bytes: int | None = None
         self.itemsize: int | None = None
         self._grid: list[int] | None = None
 
@@ -124,6 +128,12 @@ def value_readable(v, src, sink):
         ts = v.typesize
         sink(f"chunk {v.chunk} holds {v.chunk_len} bytes, a b2nd chunk of "
              f"{v.padded // ts} items of {ts} bytes {v.padded}", 0, LOCAL)
+    elif v.chunk_blocksize is not None and v.chunk_blocksize != v.block_bytes:
+        # the items of a chunk are laid out block by block: C-Blosc2's array
+        # reader goes by the chunk's own blocks and refuses other ones
+        sink(f"chunk {v.chunk}'s blocks are {v.chunk_blocksize} bytes, the array's "
+             f"{v.block_bytes} (its block shape of {v.block_bytes // v.typesize} items of "
+             f"{v.typesize} bytes)", 0, LOCAL)
 
 
 def _extents(m) -> tuple[list[int], list[int], list[int]]:

@@ -17,6 +17,7 @@ from .. import native
 from ..chunk.encode import compress
 from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
+from ..formats import chunk as fc
 from ..formats import npy
 from ..formats.chunk import MAX_NBYTES, check_output_cap
 from ..formats.rules import Collect, RaiseFirst
@@ -140,7 +141,15 @@ class B2nd:
     def numpy_dtype(self):
         """The stored dtype as a ``numpy.dtype`` (record types with their
         fields, read as python-blosc2 reads them); NumPy needed."""
-        return numpy().dtype(npy.npy_descr(self.dtype))
+        try:
+            return numpy().dtype(npy.npy_descr(self.dtype))
+        except Exception as e:     # noqa: BLE001 -- NumPy parses with ast too (SyntaxError)
+            # the fault validate warns of as V21: python-blosc2 (NumPy) cannot
+            # make a dtype of the string; read() still gives the items' bytes
+            at = self.offset + fb.extent_offset(len(self.shape), "dtype", 0)
+            raise FormatError(f"NumPy cannot read the dtype string {self.dtype!r} "
+                              f"({type(e).__name__}: {e}); read() gives the items as bytes",
+                              at, f"{self.path}.dtype.dtype", rule="V21") from None
 
     def array(self, *, max_nbytes: int | None = MAX_NBYTES):
         """The whole array as a ``numpy.ndarray`` of the stored dtype (NumPy
@@ -184,12 +193,21 @@ class B2nd:
             self._check_itemsize(itemsize, RaiseFirst())
 
     def _chunk(self, ci: int) -> bytes:
-        """Chunk ``ci`` decoded, checked to hold a padded chunk (F-b2nd)."""
+        """Chunk ``ci`` decoded, checked to hold a padded chunk of the
+        array's blocks (F-b2nd)."""
         ts = self._frame.typesize
         data = self._frame.decompress_chunk(ci)
         self._check_chunk(ci, len(data), fb.padded_items(self.chunkshape, self.blockshape) * ts,
-                          ts)
+                          ts, blocksize=self.stored_blocksize(ci))
         return data
+
+    def stored_blocksize(self, ci: int) -> int | None:
+        """The block size (bytes) stored chunk ``ci``'s header records; None
+        for a special chunk or entry, which stores no block."""
+        if self._frame.special(ci) is not None:
+            return None
+        stored = fc.stored_chunk(self._frame.chunk(ci)[:fc.LEN_EXTENDED])
+        return None if stored.special else stored.blocksize
 
     def _check_itemsize(self, itemsize: int, sink) -> None:
         v = self.view
@@ -237,11 +255,14 @@ class B2nd:
         return box
 
     def _check_chunk(self, ci: int, length: int, padded: int, typesize: int,
-                     sink: Collect | None = None) -> None:
+                     sink: Collect | None = None, *, blocksize: int | None = None) -> None:
         """F-b2nd: chunk ``ci`` decodes to ``length`` bytes, a padded chunk's
-        ``padded`` (raised, or reported to ``sink`` in the value's coordinates)."""
+        ``padded``, and a stored chunk's ``blocksize`` is the array's block
+        (raised, or reported to ``sink`` in the value's coordinates)."""
         v = self.view
         v.chunk, v.chunk_len, v.padded, v.typesize = ci, length, padded, typesize
+        v.chunk_blocksize = blocksize
+        v.block_bytes = math.prod(self.blockshape) * typesize
         try:
             if sink is None:
                 self._check(fb.ARRAY_RULES)
@@ -249,14 +270,16 @@ class B2nd:
                 sink.run(fb.ARRAY_RULES, v, b"")
         finally:
             v.chunk = v.chunk_len = v.padded = v.typesize = None
+            v.chunk_blocksize = v.block_bytes = None
 
     def chunk_problems(self, ci: int, length: int) -> list[Problem]:
         """F-b2nd (for the validator): chunk ``ci``, of ``length`` decoded
-        bytes, holds a padded chunk, as :meth:`read` requires."""
+        bytes, holds a padded chunk of the array's blocks, as :meth:`read`
+        requires."""
         ts = self._frame.typesize
         sink = Collect()
         self._check_chunk(ci, length, fb.padded_items(self.chunkshape, self.blockshape) * ts,
-                          ts, sink)
+                          ts, sink, blocksize=self.stored_blocksize(ci))
         return [p.relocated(self.offset, self.path) for p in sink.problems]
 
 
