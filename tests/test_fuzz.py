@@ -103,10 +103,6 @@ KNOWN_SLIPS = {
     r"salvage output F-index$": "test_salvage_output_of_an_empty_chunk_is_no_f_index",
     r"salvage output c-blosc2 refuses \(validate: F-index\)$":
         "test_salvage_output_of_an_empty_chunk_is_no_f_index",
-    r"salvage output c-blosc2 refuses \(validate: V14\)$":
-        "test_salvage_of_a_valid_frame_copies_no_special_chunk_s_filter_id",
-    r"salvage output c-blosc2 refuses \(validate: V16\)$":
-        "test_salvage_of_a_zeros_chunk_of_partial_items",
     r"salvage output c-blosc2 refuses \(validate: \[\]\)$":
         "test_frame_holding_a_version_2_chunk, test_b2nd_blocksize_other_than_blockshape_items",
     r"b2nd raised TypeError$": "test_b2nd_array_of_a_dtype_numpy_cannot_parse",

@@ -529,9 +529,6 @@ def test_salvage_output_of_an_empty_chunk_is_no_f_index(c_blosc2):
     salvage_keeps_its_promise(chunk, c_blosc2)
 
 
-@pytest.mark.xfail(strict=True, reason="salvage's rebuilt header copies the filter slots of a "
-                   "special chunk (filter id 37, V14): an output C-Blosc2 cannot open from a "
-                   "valid frame (tools/salvage.py, frame/build.py)")
 def test_salvage_of_a_valid_frame_copies_no_special_chunk_s_filter_id(c_blosc2):
     """A stored special chunk (a repeated value) whose filter slot says 37:
     readers ignore a special chunk's filters and C-Blosc2 opens the frame,
@@ -637,9 +634,6 @@ def test_salvage_of_a_sparse_frame(tmp_path, c_blosc2):
     assert blosckit.open_frame(out).decompress() == np.arange(3000, dtype="<i4").tobytes()
 
 
-@pytest.mark.xfail(strict=True, reason="salvage stores a zeros chunk of partial items as a "
-                   "special entry, which C-Blosc2 cannot rebuild (V16) (tools/salvage.py, "
-                   "frame/build.py)")
 def test_salvage_of_a_zeros_chunk_of_partial_items(c_blosc2):
     """Found by the fuzz loop of this branch: C-Blosc2's zeros chunk of
     4000 bytes, its typesize set to 3 (not a divisor): C-Blosc2 decodes
@@ -896,8 +890,6 @@ def salvaged_mutations() -> tuple[tuple[str, str, bytes], ...]:
 
 
 SALVAGE_REFUSED = {
-    "special-chunk-filter-id": "the rebuilt header copies filter id 37 from a special chunk "
-                               "(V14): C-Blosc2 cannot open the output",
 }
 
 

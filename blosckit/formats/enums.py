@@ -89,6 +89,12 @@ def codec_name(code: int) -> str:
     return CODECS.get(code, f"codec-{code}")
 
 
+# Filter ids C-Blosc2 defines no filter for (the others: its own, or the
+# range it leaves to user-registered filters, 160 and up); a frame header
+# naming one cannot be opened (V14)
+C_UNDEFINED_FILTERS = frozenset(range(5, 32)) | frozenset(range(37, 160))
+
+
 def filter_name(code: int) -> str:
     """Name of filter id ``code``; ``filter-<id>`` when the id has no name."""
     return FILTERS.get(code, f"filter-{code}")

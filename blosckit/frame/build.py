@@ -188,6 +188,10 @@ class FrameAssembler:
         self._given = bytearray()           # 1 where an entry was given
         self._count = 0
         self._first: fc.RawHeader | None = None      # the whole header, read once
+        # the first chunk whose filter slots hold known filters: the header's
+        # pipeline (a special chunk's slots are read by no one; damaged ones
+        # would name a filter C-Blosc2 refuses, V14)
+        self._pipe: fc.RawHeader | None = None
         self._last: fc.StoredChunk | None = None
         # special chunks behind special entries, stored should the frame
         # turn variable-size: (index, number of the distinct chunk)
@@ -225,7 +229,10 @@ class FrameAssembler:
         pieces = self._go_variable() if turns else []
         self._given[k] = 1
         code = _SPECIAL_OFFSET_CODES.get(h.special)
-        if code is not None and not self.variable:
+        ts = (self._first or fc.raw_header(view)).typesize
+        if code is not None and not self.variable and h.nbytes % max(ts, 1) == 0:
+            # (zeros of partial items stay stored: C-Blosc2 rebuilds no such
+            # special entry, V16)
             self.entries[k] = code
             self._special_at.append(k)
             self._special_of.append(self._specials.setdefault(bytes(view), len(self._specials)))
@@ -234,6 +241,10 @@ class FrameAssembler:
         if self._first is None:
             self.chunksize = h.nbytes if self.chunksize is None else self.chunksize
             self._first = fc.raw_header(view)
+        if self._pipe is None:
+            head = fc.raw_header(view)
+            if not any(f in enums.C_UNDEFINED_FILTERS for f in head.filters):
+                self._pipe = head
         self._last = h
         self._count += 1
         self.nbytes += h.nbytes
@@ -343,7 +354,8 @@ class FrameAssembler:
         index = compress_index(self.entries)
         trailer_body = _trailer_body(vlmetalayers or {})
         trailer_len = len(trailer_body) + ff.LEN_TRAILER_TAIL
-        hdr = _header(first, self._last, codec=codec, header_len=self.header_len,
+        pipe = self._pipe if self._first is not None else empty
+        hdr = _header(first, self._last, codec=codec, pipe=pipe, header_len=self.header_len,
                       frame_len=self.header_len + self.cbytes + len(index) + trailer_len,
                       nbytes=self.nbytes, cbytes=self.cbytes,
                       chunksize=self._header_chunksize(bool(vlmetalayers)), variable=self.variable,
@@ -423,12 +435,13 @@ def _trailer_body(vlmetalayers: Mapping[str, bytes]) -> bytes:
 
 
 def _header(first: fc.RawHeader | None, last: fc.StoredChunk | None, *, codec: int,
+            pipe: fc.RawHeader | None,
             header_len: int, frame_len: int, nbytes: int, cbytes: int, chunksize: int,
             variable: bool, clevel: int, splitmode: str, has_vlmetalayers: bool
             ) -> dict[str, Any]:
     """The current layout's header fields (lengths and sizes in bytes):
-    typesize and filters from ``first``'s header, the block size from
-    ``last``'s (None: no chunk)."""
+    typesize from ``first``'s header, filters from ``pipe``'s, the block
+    size from ``last``'s (None: no chunk)."""
     vl = first is not None and first.vl_blocks
     return dict(
         header_len=header_len, frame_len=frame_len,
@@ -445,7 +458,7 @@ def _header(first: fc.RawHeader | None, last: fc.StoredChunk | None, *, codec: i
         blocksize=last.blocksize if last is not None else 0,
         chunksize=chunksize, nthreads_c=0, nthreads_d=1,
         has_vlmetalayers=0xC3 if has_vlmetalayers else 0xC2,
-        filter_pipeline=_pipeline(first),
+        filter_pipeline=_pipeline(pipe),
     )
 
 

@@ -301,7 +301,7 @@ def _zstd_blosc1(params: dict[str, Any]) -> bool:
 PYTHON_BLOSC2_SEEN = "4.14.1"
 # Filter ids blosc2_create_cctx refuses: the Blosc-defined ids it lacks and
 # the globally registered ones not yet assigned (user ids, 160-255, pass).
-_C_UNDEFINED_FILTERS = frozenset(range(5, 32)) | frozenset(range(37, 160))
+_C_UNDEFINED_FILTERS = enums.C_UNDEFINED_FILTERS
 
 
 def _undefined_frame_filter(frame) -> list[tuple[int, str]]:
