@@ -216,3 +216,20 @@ def test_a_damaged_header_cbytes_is_named_as_such():
     frame[at + 1] ^= 0x5A
     (p,) = [p for p in blosckit.validate(bytes(frame)) if p.severity == "error"]
     assert (p.rule, p.offset, p.path) == ("F-sizes", at, "frame.header.cbytes")
+
+
+def test_a_constant_that_differs_is_said_in_the_format_s_words():
+    """construct's "parsing expected b'\\xce' but parsed b'\\xed'" became the
+    message of every damaged marker; now the byte found and the one that
+    belongs there.  A python-blosc2 frame whose trailer-length marker is
+    damaged."""
+    blosc2 = oracle("blosc2")
+    np = oracle("numpy")
+    frame = bytearray(blosc2.SChunk(chunksize=400, data=np.arange(300, dtype="<i4"),
+                                    cparams=blosc2.CParams(typesize=4)).to_cframe())
+    at = len(frame) - blosckit.formats.frame.LEN_TRAILER_TAIL
+    frame[at] = 0xED
+    problems = [p for p in blosckit.validate(bytes(frame)) if p.rule == "F-trailer"]
+    assert [(p.offset, p.message) for p in problems] == \
+        [(at, "byte 0xed where byte 0xce belongs")]
+    assert "parsing expected" not in str(blosckit.salvage(bytes(frame))[1])

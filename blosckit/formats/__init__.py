@@ -8,6 +8,7 @@ header or a trailer inside a multi-gigabyte mapping.
 """
 from __future__ import annotations
 
+import ast
 import re
 
 import struct as _struct
@@ -154,7 +155,26 @@ def _message(e: Exception) -> str:
     # construct prefixes messages with "Error in path (parsing) -> a -> b"
     if msg.startswith("Error in path"):
         msg = msg.split("\n", 1)[-1].strip()
+    if isinstance(e, cs.ConstError):
+        msg = _const_words(msg)
     return msg or type(e).__name__
+
+
+def _const_words(msg: str) -> str:
+    """A constant that differs, in the format's words: construct says
+    "parsing expected b'\\xce' but parsed b'\\xed'"."""
+    m = re.fullmatch(r"parsing expected (b'.*'|b\".*\") but parsed (b'.*'|b\".*\")", msg)
+    if m is None:
+        return msg
+    try:
+        want, got = (ast.literal_eval(g) for g in m.groups())
+    except (ValueError, SyntaxError):
+        return msg
+    return f"{_hex(got)} where {_hex(want)} belongs"
+
+
+def _hex(b: bytes) -> str:
+    return f"byte {b[0]:#04x}" if len(b) == 1 else f"the bytes {b!r}"
 
 
 def _join(path: str, e: cs.ConstructError) -> str:
