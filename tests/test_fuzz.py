@@ -100,9 +100,6 @@ def test_classify_names_the_known_divergence():
 # the strict xfail of tests/test_fuzz_findings.py that tracks it.  A label
 # none of these matches is a new class: a failure.
 KNOWN_SLIPS = {
-    r"salvage output F-index$": "test_salvage_output_of_an_empty_chunk_is_no_f_index",
-    r"salvage output c-blosc2 refuses \(validate: F-index\)$":
-        "test_salvage_output_of_an_empty_chunk_is_no_f_index",
     r"salvage output c-blosc2 refuses \(validate: \[\]\)$":
         "test_frame_holding_a_version_2_chunk, test_b2nd_blocksize_other_than_blockshape_items",
     r"b2nd raised TypeError$": "test_b2nd_array_of_a_dtype_numpy_cannot_parse",

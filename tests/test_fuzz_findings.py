@@ -520,8 +520,6 @@ def test_salvage_nan_entries_under_typesize_2(c_blosc2):
     salvage_keeps_its_promise(blob, c_blosc2)
 
 
-@pytest.mark.xfail(strict=True, reason="salvage builds a frame of header nbytes 0 holding "
-                   "the empty chunk it found: F-index (tools/salvage.py)")
 def test_salvage_output_of_an_empty_chunk_is_no_f_index(c_blosc2):
     """salvage outputs validate rejected with F-index: found again by the
     fuzz loop on an empty chunk (16 bytes) C-Blosc2 writes."""

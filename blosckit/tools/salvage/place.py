@@ -31,6 +31,7 @@ from ...chunk.vlblocks import compress_vlblocks
 from ...errors import FormatError
 from ...formats import b2nd as fb
 from ...formats import chunk as fc
+from ...formats import enums
 from ...formats import npy
 from ...formats.rules import RaiseFirst
 from .chunks import Chunks, Found
@@ -252,6 +253,30 @@ def _fits(kind: _Frame, k: int, f: Found, last_ok: bool = False) -> bool:
     return f.nbytes == want or (last_ok and kind.total is None and 0 < f.nbytes < want)
 
 
+def _drop_unframeable(got: Chunks, report: SalvageReport) -> None:
+    """Chunks no rebuilt frame holds: a Blosc1 chunk (C-Blosc2 reads none
+    inside a frame), and, found without its index entry, a chunk of no data
+    (a frame of one chunk size counts none of 0 bytes)."""
+    def why(f: Found) -> str | None:
+        version = fc.raw_header(f.data).version
+        if enums.family(version) != "Blosc2":
+            return f"a {enums.family(version)} chunk (format version {version}): C-Blosc2 " \
+                   "reads none inside a frame"
+        return "it holds no data" if f.nbytes == 0 and f.found_by != "index" else None
+
+    def keep(f: Found | None) -> bool:
+        reason = None if f is None else why(f)
+        if reason is not None:
+            assert f is not None
+            report.dropped.append(Dropped("chunk", f.offset, len(f.data), reason,
+                                          f.source_index))
+        return reason is None
+
+    if got.slots is not None:
+        got.slots = [f if keep(f) else None for f in got.slots]
+    got.scanned = [f for f in got.scanned if keep(f)]
+
+
 def _misfit(kind: _Frame, k: int, f: Found) -> str:
     if f.nbytes != kind.size(k) and kind.size(k) is not None:
         return f"holds {f.nbytes} bytes, the chunk at place {k} {kind.size(k)}"
@@ -263,6 +288,7 @@ def place(got: Chunks, h: Header, plan: ArrayPlan | None,
     """The rebuilt frame's chunks, each at its place, placeholders where
     chunks were lost (in ``report.lost_regions``), and its chunksize (0:
     varying; -1: no chunk).  Recovered chunks go into ``report.recovered``."""
+    _drop_unframeable(got, report)
     kind = _frame_kind(got, h, plan, report)
     if kind is None:
         return [], -1
