@@ -99,7 +99,7 @@ class Found:
     special entry and a sparse frame's chunk file, named by ``file``), its
     stored bytes and its decoded size."""
     offset: int | None
-    data: bytes
+    data: bytes | memoryview
     nbytes: int
     typesize: int
     found_by: str
@@ -161,10 +161,13 @@ def _decode(mv, pos: int, cbytes: int, max_nbytes: int, root: str = "chunk") -> 
     # interpreter (blosckit.chunk bug, reported with the salvage work)
     raw = bytes(mv[pos:pos + max(cbytes, 0)])
     try:
-        data = _chunk.decompress(raw, max_nbytes=max_nbytes)
+        nbytes = len(_chunk.decompress(raw, max_nbytes=max_nbytes))
     except FormatError as e:
         raise e.relocated(pos, root) from None
-    return Found(pos, raw, len(data), fc.raw_header(raw).typesize, "scan")
+    # once it decodes, a view into the input is kept (not a second copy of
+    # every chunk: a mapped frame file is not held in memory twice)
+    stored = mv[pos:pos + cbytes] if isinstance(mv, memoryview) else raw
+    return Found(pos, stored, nbytes, fc.raw_header(raw).typesize, "scan")
 
 
 # ---------------------------------------------------------------------------
