@@ -132,6 +132,7 @@ class Chunks:
     section: tuple[int | None, int | None] = (None, None)
     hints: dict[int, int] = field(default_factory=dict)
     index_end: int | None = None             # where the offsets index ends
+    counted: bool = False                    # the index confirmed the header's count
 
     def found(self) -> list[Found]:
         return [f for f in (self.slots if self.slots is not None else self.scanned)
@@ -232,7 +233,7 @@ def _by_index(inp: Input, h: Header, index: _Index, report: SalvageReport) -> Ch
     # a sparse frame's entries are read against its header's cbytes too
     start, end = (h.header_len or 0, (h.header_len or 0) + (h.cbytes or 0)) if sparse else \
         (h.section(len(mv)) or (0, 0))
-    out = Chunks(slots=[], index_end=index.end)
+    out = Chunks(slots=[], index_end=index.end, counted=h.nchunks() is not None)
     assert out.slots is not None
     sink = RaiseFirst()
     for i, entry in enumerate(index.entries):

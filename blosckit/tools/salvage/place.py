@@ -174,8 +174,8 @@ def _frame_kind(got: Chunks, h: Header, plan: ArrayPlan | None,
     if h.chunksize is not None and h.chunksize != size:
         report.notes.append(f"no chunk holds the header's chunksize {h.chunksize}: using {size}")
     total = h.nchunks() if size == h.chunksize else None
-    if total is not None and got.slots is None and \
-            total > len(got.scanned) + (h.cbytes or 0) // fc.LEN_HEADER:
+    if total is not None and not got.counted and \
+            total > len(got.found()) + (h.cbytes or 0) // fc.LEN_HEADER:
         # no index confirms the count, and the chunks section could not
         # hold that many chunks: the nbytes field is damaged
         report.notes.append(f"the header's nbytes announces {total} chunks, more than its "
