@@ -25,11 +25,6 @@ from ..native.buffers import joined
 from .build import build_frame
 from .shapes import default_shapes
 
-try:
-    import numpy as _np
-except ImportError:          # NumPy is optional: array() and indexing need it
-    _np = None
-
 if TYPE_CHECKING:
     from .read import Frame
 
@@ -328,10 +323,13 @@ def _region(key, shape: Sequence[int]) -> tuple[list[range], set[int]]:
 
 
 def numpy():
-    """NumPy, which :meth:`B2nd.array` and indexing need."""
-    if _np is None:
-        raise ImportError("B2nd.array() and B2nd[...] need NumPy: pip install numpy")
-    return _np
+    """NumPy, which :meth:`B2nd.array` and indexing need: imported on first
+    use (it is optional, and every command line would pay its 60 ms)."""
+    try:
+        import numpy as np
+    except ImportError:
+        raise ImportError("B2nd.array() and B2nd[...] need NumPy: pip install numpy") from None
+    return np
 
 
 def _grid(counts: Sequence[int]) -> Iterator[tuple[int, ...]]:
