@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import FormatError
 from ..formats.frame import SFRAME_INDEX
-from ..tools.salvage import SalvageReport, salvage
+from ..tools.salvage import SalvageReport, salvage_pieces
 from .output import check_output, write_output
 from .report import EXIT_OK, emit
 from .source import is_sframe, load_file
@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         target: Path | memoryview = path
     else:
         target = load_file(args.broken, "salvage").data
-    out, report = salvage(target)
+    pieces, report = salvage_pieces(target)
     if report.nothing_found and isinstance(target, Path) and not is_sframe(target):
         raise FormatError(f"a directory without {SFRAME_INDEX} (not a sparse frame), and no "
                           "chunk file in it decodes: nothing to rebuild", 0, "frame")
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         at = report.damage[0] if report.damage else None
         raise FormatError("no intact chunk found: nothing to rebuild",
                           at.offset if at else 0, "frame", rule=at.rule if at else None)
-    write_output(args.output, [out])
+    write_output(args.output, pieces)
     if args.json:
         emit(_report_dict(args, report))
     else:

@@ -30,16 +30,20 @@ reads.
 """
 from __future__ import annotations
 
+from typing import Iterator
+
 from ...chunk.special import compress_special
 from ...errors import FormatError
-from ...frame.build import build_frame
+from ...formats import chunk as fc
+from ...frame.build import FrameAssembler
 from ...frame.read import open_frame
 from .chunks import SCAN_MAX_NBYTES, Chunks, Input, Source, find_chunks, load
 from .header import Header, keep_vlmetalayers, read_header
 from .place import array_plan, place
 from .report import Damage, Dropped, Recovered, SalvageReport
 
-__all__ = ["salvage", "SalvageReport", "Recovered", "Dropped", "Damage", "SCAN_MAX_NBYTES"]
+__all__ = ["salvage", "salvage_pieces", "SalvageReport", "Recovered", "Dropped", "Damage",
+           "SCAN_MAX_NBYTES"]
 
 
 def salvage(src: Source) -> tuple[bytes, SalvageReport]:
@@ -67,6 +71,15 @@ def salvage(src: Source) -> tuple[bytes, SalvageReport]:
     wrong but plausible cuts the section short (the chunks after it are
     reported as dropped).
     """
+    pieces, report = salvage_pieces(src)
+    return b"".join(pieces), report
+
+
+def salvage_pieces(src: Source) -> tuple[Iterator, SalvageReport]:
+    """:func:`salvage`, its frame given as an iterator of its pieces in
+    order (bytes-like; the recovered chunks are views into a mapped input)
+    for a writer that streams them: memory then holds about 16 MiB of a
+    mapped input at a time, and no second copy of it."""
     inp = load(src)
     report = SalvageReport()
     opened = False
@@ -89,11 +102,36 @@ def salvage(src: Source) -> tuple[bytes, SalvageReport]:
     empty = None
     if plan is not None and not chunks:     # an array without items: its item size
         empty = compress_special("zeros", 0, typesize=plan.typesize)
-    out = build_frame(chunks, metalayers=meta or None, vlmetalayers=vl or None,
-                      chunksize=size if chunks else None, empty_chunk=empty)
+    pieces = _frame_pieces(inp, chunks, meta, vl, size if chunks else None, empty)
     if report.nothing_found:
         report.notes.append("no intact chunk was found")
-    return out, report
+    return _given_back(pieces, inp), report
+
+
+_GROUP = 16        # chunks read between two gives-back of a mapped input's pages
+
+
+def _frame_pieces(inp: Input, chunks: list, meta: dict[str, bytes], vl: dict[str, bytes],
+                  chunksize: int | None, empty: bytes | None) -> list:
+    """The rebuilt frame's pieces in order (as :func:`blosckit.build_frame`
+    joins them), its chunks' headers read a group at a time with the mapped
+    input's pages given back between groups (the system maps file pages up
+    to 2 MiB at a time: reading every chunk's header maps the whole file)."""
+    frame = FrameAssembler(metalayers=meta or None, chunksize=chunksize)
+    body: list = []
+    for k in range(0, len(chunks), _GROUP):
+        group = chunks[k:k + _GROUP]
+        body += frame.extend(group)
+        inp.read_through(sum(len(c) for c in group))
+    fixed, tail = frame.finish(vl or None, None if empty is None else fc.raw_header(empty))
+    return [fixed, frame.meta_section, *body, *tail]
+
+
+def _given_back(pieces: list, inp: Input) -> Iterator:
+    """Each piece; the mapped input's pages given back behind them."""
+    for piece in pieces:
+        yield piece
+        inp.read_through(len(piece))
 
 
 def _count_missing(h: Header, found: int, report: SalvageReport) -> None:

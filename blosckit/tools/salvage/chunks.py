@@ -15,7 +15,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
+from typing import Callable, Union
 
 from ...chunk import read as _chunk
 from ...errors import FormatError
@@ -49,12 +49,29 @@ _CHUNK_FILE = re.compile(r"[0-9A-F]{8}\.chunk")
 # Input
 # ---------------------------------------------------------------------------
 
+# a mapped input's pages are given back to the system every so many bytes
+# read (they are read again from the page cache when touched)
+_GIVE_BACK = 16 << 20
+
+
 @dataclass
 class Input:
     """The damaged frame: ``mv`` is a contiguous frame, or the index file
     of a sparse frame in ``directory`` (whose chunks are files)."""
     mv: memoryview
     directory: Path | None = None
+    _since: int = 0
+
+    def read_through(self, nbytes: int) -> None:
+        """``nbytes`` more bytes of a mapped input were read: every 16 MiB
+        its pages are given back, so memory does not grow with the file."""
+        mapping = self.mv.obj
+        if not isinstance(mapping, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        self._since += nbytes
+        if self._since >= _GIVE_BACK and not mapping.closed:
+            mapping.madvise(mmap.MADV_DONTNEED)
+            self._since = 0
 
     def chunk_file(self, number: int) -> bytes:
         """The chunk file ``number`` of a sparse frame (OSError)."""
@@ -106,18 +123,31 @@ class Found:
     source_index: int | None = None
     file: str | None = None
 
+    head: fc.RawHeader | None = None      # read once (a mapped page costs up to 2 MiB)
+
+    @property
+    def header(self) -> fc.RawHeader:
+        """The chunk's header as stored, read from its bytes once."""
+        if self.head is None:
+            self.head = fc.raw_header(self.data)
+        return self.head
+
     @property
     def end(self) -> int:
         return (self.offset or 0) + len(self.data)
 
     @property
     def blocksize(self) -> int:
-        return fc.raw_header(self.data).blocksize
+        return self.header.blocksize
 
     @property
     def special(self) -> bool:
         """A special chunk (zeros, NaN, a value, uninit): no blocks stored."""
-        return fc.stored_chunk(self.data).special != 0
+        return self.header.special != 0
+
+    @property
+    def vl_blocks(self) -> bool:
+        return self.header.vl_blocks
 
 
 @dataclass
@@ -168,7 +198,8 @@ def _decode(mv, pos: int, cbytes: int, max_nbytes: int, root: str = "chunk") -> 
     # once it decodes, a view into the input is kept (not a second copy of
     # every chunk: a mapped frame file is not held in memory twice)
     stored = mv[pos:pos + cbytes] if isinstance(mv, memoryview) else raw
-    return Found(pos, stored, nbytes, fc.raw_header(raw).typesize, "scan")
+    head = fc.raw_header(raw)
+    return Found(pos, stored, nbytes, head.typesize, "scan", head=head)
 
 
 # ---------------------------------------------------------------------------
@@ -274,6 +305,7 @@ def _by_index(inp: Input, h: Header, index: _Index, report: SalvageReport) -> Ch
             if not sparse:
                 sink.run(ff.CHUNK_RULES, e, mv)
             f = _decode(body, e.start, e.cbytes, size or chunk_cap(h), e.chunk_path)
+            inp.read_through(e.cbytes)
             e.nbytes = f.nbytes
             sink.run(ff.CHUNK_RULES, e, mv)
         except FormatError as err:
@@ -337,14 +369,18 @@ def _pattern(typesize: int | None, max_nbytes: int, max_cbytes: int) -> re.Patte
 
 
 def scan(mv: memoryview, start: int, end: int, typesize: int | None,
-         max_nbytes: int) -> list[Found]:
+         max_nbytes: int, progress: Callable[[int], None] | None = None) -> list[Found]:
     """Every chunk that decodes between ``start`` and ``end`` (bytes of the
     input), in order.  The regex finds candidate headers in C; only those
-    whose sizes fit are decoded; an accepted chunk is skipped whole."""
+    whose sizes fit are decoded; an accepted chunk is skipped whole.
+    ``progress(n)`` hears of each ``n`` bytes gone through."""
     pat = _pattern(typesize, max_nbytes, end - start)
     found: list[Found] = []
     pos = start
     while pos + _LEN_CHUNK_HEAD <= end:
+        if progress is not None:
+            progress(pos - start)
+            start = pos
         m = pat.search(mv, pos, end)
         if m is None:
             break
@@ -430,15 +466,16 @@ def _classify(mv: memoryview, found: list[Found], base: int | None,
     return data, stop
 
 
-def _scan_route(mv: memoryview, h: Header, report: SalvageReport) -> Chunks:
+def _scan_route(inp: Input, h: Header, report: SalvageReport) -> Chunks:
     """Chunks found by scanning, when the index cannot be used."""
+    mv = inp.mv
     sec = h.section(len(mv))
     start = sec[0] if sec else (h.header_len or 0)
     cap = chunk_cap(h)
-    found = scan(mv, start, len(mv), h.typesize, cap)
+    found = scan(mv, start, len(mv), h.typesize, cap, inp.read_through)
     if not found and h.typesize is not None:
         # the header's typesize may be the damaged field
-        found = scan(mv, start, len(mv), None, cap)
+        found = scan(mv, start, len(mv), None, cap, inp.read_through)
         if found:
             report.notes.append(f"no chunk has the header's typesize {h.typesize}")
     if sec is not None:
@@ -581,7 +618,7 @@ def find_chunks(inp: Input, h: Header, report: SalvageReport) -> Chunks:
         if inp.directory is not None:
             return _by_file(inp, h, report)
         report.notes.append("the offsets index is unusable: chunks found by scanning")
-        return _scan_route(inp.mv, h, report)
+        return _scan_route(inp, h, report)
     got = _by_index(inp, h, index, report)
     assert got.slots is not None
     if any(s is None for s in got.slots):

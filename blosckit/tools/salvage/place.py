@@ -160,7 +160,7 @@ def _frame_kind(got: Chunks, h: Header, plan: ArrayPlan | None,
         return None
     ts = h.typesize or Counter(f.typesize for f in found).most_common(1)[0][0]
     blocksize = found[0].blocksize
-    vl = fc.stored_chunk(found[0].data).vl_blocks
+    vl = found[0].vl_blocks
     sizes = Counter(f.nbytes for f in found)
     # varying sizes: the header says so, or (its chunksize unreadable) the
     # index places chunks of different sizes before the last
@@ -258,7 +258,7 @@ def _drop_unframeable(got: Chunks, report: SalvageReport) -> None:
     inside a frame), and, found without its index entry, a chunk of no data
     (a frame of one chunk size counts none of 0 bytes)."""
     def why(f: Found) -> str | None:
-        version = fc.raw_header(f.data).version
+        version = f.header.version
         if enums.family(version) != "Blosc2":
             return f"a {enums.family(version)} chunk (format version {version}): C-Blosc2 " \
                    "reads none inside a frame"
