@@ -936,7 +936,9 @@ def test_the_fuzz_loop_reaches_every_class(tmp_path):
     from test_fuzz import KNOWN_NEW, unknown_slips
     report = fuzz(seconds=40, seed=5, out=tmp_path)
     assert sorted(report.mutations) == sorted(mut.MUTATIONS)
-    assert report.slips and unknown_slips(report.slips) == [], report.slips
+    assert all(report.read_by_all.get(k, 0) > 0 for k in ("chunk", "frame", "sframe")), \
+        report.read_by_all
+    assert unknown_slips(report.slips) == [], report.slips
     new = [k for k in report.by_category if ": NEW" in k
            and not any(k.endswith(f"[mutation {m}]") for m in KNOWN_NEW)]
     assert new == [], report.by_category

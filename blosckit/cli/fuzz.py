@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit({"inputs": report.inputs, "agree": report.agree, "seconds": report.seconds,
               "disagreements": report.by_category, "slips": report.slips,
-              "mutations": report.mutations, "new_cases": report.new_cases})
+              "mutations": report.mutations, "read_by_all": report.read_by_all,
+              "new_cases": report.new_cases})
     else:
         _print_report(report, args.seed, out)
     return EXIT_OK

@@ -389,6 +389,8 @@ class FuzzReport:
     seconds: float = 0.0
     slips: dict[str, int] = field(default_factory=dict)
     mutations: dict[str, int] = field(default_factory=dict)   # named mutations applied
+    # inputs every reader and tool ran on, by kind ("chunk", "frame", "sframe")
+    read_by_all: dict[str, int] = field(default_factory=dict)
 
     def saw(self, what: str) -> None:
         """corrupt()'s observer: counts the named mutations applied."""
@@ -551,6 +553,7 @@ def _run_readers(src: bytes | Path, kind: str, out: Path | None,
     """Every reader on ``src``; its slips counted (and written); salvage's
     output returned as ``(input, output, kind)`` for C-Blosc2's verdict."""
     readings = every_reader(src)
+    report.read_by_all[kind] = report.read_by_all.get(kind, 0) + 1
     for slip in readings.slips:
         _count_slip(slip, src, kind, out, report)
     if readings.salvaged is None or not isinstance(src, bytes):

@@ -88,6 +88,10 @@ def array_plan(h: Header, chunks: list[Found], n_input: int,
         itemsize = ts if dtype is None else npy.b2nd_itemsize(dtype)
         if ts is None or (itemsize is not None and itemsize != ts):
             why = f"its dtype {dtype!r} does not fit the frame's typesize {ts}"
+        elif m is not None and m.dtype is not None and \
+                m.dtype.dtype_format != fb.DTYPE_FORMAT_NUMPY:
+            why = (f"its dtype format {m.dtype.dtype_format} is not 0 (a NumPy dtype string), "
+                   "the only one python-blosc2 reads (V21)")
         elif itemsize is None and m is not None and m.dtype.dtype_format == 0 and _HAVE_NUMPY:
             why = f"its dtype {dtype!r} is no NumPy dtype (python-blosc2 cannot read the array)"
     except UnicodeDecodeError:
