@@ -19,6 +19,7 @@ plain frame with metalayers and vlmetalayers, a sparse b2nd frame.
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import struct
 import tempfile
@@ -180,6 +181,9 @@ def _entries(index: bytes) -> list[int] | None:
 # The run
 # ---------------------------------------------------------------------------
 
+_DIVERGENCE = re.compile(r"[VL]\d+")
+
+
 @dataclass
 class Tally:
     inputs: int = 0
@@ -188,17 +192,27 @@ class Tally:
     b2nd: list[bool] = field(default_factory=list)
     intact_checked: int = 0
     checked: int = 0             # outputs C-Blosc2 read back
+    divergent: list[list[str]] = field(default_factory=list)   # per output: its divergences
+    excused: int = 0             # outputs C-Blosc2 reads otherwise, for a divergence warned of
+    uninit: list[bool] = field(default_factory=list)   # per output: holds an uninit chunk
 
 
 def _check_output(seed: Seed, out: bytes, report, intact: list[int], tally: Tally,
                   label: str) -> None:
-    errors = [p for p in blosckit.validate(out) if p.severity == "error"]
+    problems = blosckit.validate(out)
+    errors = [p for p in problems if p.severity == "error"]
     assert errors == [], (label, errors)
+    # a chunk the input held that C-Blosc2 misreads or refuses (a divergence
+    # of specs/divergences.md, which validate warns of) is kept as it was
+    tally.divergent.append(sorted({p.rule for p in problems if _DIVERGENCE.fullmatch(p.rule)}))
     with blosckit.open_frame(out) as f:
         for i in intact:
             assert i < f.nchunks and bytes(f.chunk(i)) == seed.chunks[i], (label, i, report)
             tally.intact_checked += 1
         tally.b2nd.append(f.b2nd is not None)
+        # an uninit chunk's data is undefined (C-Blosc2 hands back whatever
+        # memory held): no digest of it can agree
+        tally.uninit.append(any(f.special(i) == "uninit" for i in range(f.nchunks)))
     tally.outputs.append(out)
 
 
@@ -281,11 +295,19 @@ def check_with_c_blosc2(tally: Tally) -> None:
     if not tally.outputs:
         return
     verdicts = oracle_verdicts(tally.outputs, kind="frame")
-    for out, v, is_array in zip(tally.outputs, verdicts, tally.b2nd):
-        assert v.b2_ok, out.hex()[:400]
-        assert v.digest == frame_digest(blosckit.open_frame(out)), out.hex()[:400]
-        assert v.array_ok is (True if is_array else None), out.hex()[:400]
+    for out, v, is_array, warned, uninit in zip(tally.outputs, verdicts, tally.b2nd,
+                                                 tally.divergent, tally.uninit):
+        same = uninit or v.digest == frame_digest(blosckit.open_frame(out))
+        alike = v.b2_ok and same and v.array_ok is (True if is_array else None)
+        if not alike and warned:
+            tally.excused += 1
+            continue
+        assert v.b2_ok, out.hex()
+        assert same, out.hex()
+        assert v.array_ok is (True if is_array else None), out.hex()
     tally.checked += len(tally.outputs)
     tally.outputs.clear()
     tally.b2nd.clear()
+    tally.divergent.clear()
+    tally.uninit.clear()
 
