@@ -201,7 +201,9 @@ class B2nd:
         for a special chunk or entry, which stores no block."""
         if self._frame.special(ci) is not None:
             return None
-        stored = fc.stored_chunk(self._frame.chunk(ci)[:fc.LEN_EXTENDED])
+        # the header only, through a view: copying the chunk maps all its pages
+        _, view = self._frame.chunk_view(ci)
+        stored = fc.stored_chunk(view[:fc.LEN_EXTENDED])
         return None if stored.special else stored.blocksize
 
     def _check_itemsize(self, itemsize: int, sink) -> None:
