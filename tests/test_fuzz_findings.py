@@ -578,16 +578,15 @@ def test_vlmetalayer_bin32_length_shorter_than_its_chunk(by, c_blosc2):
     assert (e.value.rule, e.value.offset) == got[0][:2]
 
 
-@pytest.mark.xfail(strict=True, reason="validate returns [] for a frame holding a version-2 "
-                   "(Blosc1) chunk, which C-Blosc2 refuses to read in a frame: no rule or "
-                   "divergence (tools/divergences.py)")
 def test_frame_holding_a_version_2_chunk(c_blosc2):
     """Found by the fuzz loop of this branch (a salvage output C-Blosc2
     refused): C-Blosc2 reads a Blosc1 chunk alone, not inside a frame."""
     blob = case_version_2_chunk()
     assert blosckit.open_frame(blob).decompress() == b"ab"
     assert not c_blosc2[blob].b2_ok
-    assert blosckit.validate(blob) != []
+    start = blosckit.open_frame(blob).header_len
+    assert [(p.rule, p.offset, p.path) for p in blosckit.validate(blob)] == \
+        [("V25", start, "frame.chunks[0].header.version")]
 
 
 def test_b2nd_array_of_a_dtype_numpy_cannot_parse():

@@ -325,6 +325,23 @@ def _older_layout(frame) -> list[tuple[int, str]]:
     return [] if frame.layout == 14 else [(0, "frame.header.fixarray")]
 
 
+def _blosc1_chunk_in_frame(frame) -> list[tuple[int, str]]:
+    # C-Blosc2 reads a Blosc1 chunk alone, never inside a frame (its frame
+    # reader asks for the extended header every chunk of a frame has)
+    out = []
+    for i in range(frame.nchunks):
+        if frame.entries[i] < 0:
+            continue
+        try:
+            start, view = frame.chunk_view(i)
+        except FormatError:
+            continue                       # the frame's own rules report it
+        version = view[0] if len(view) else None
+        if version in enums.VERSIONS and enums.family(version) == "Blosc1":
+            out.append((start, f"frame.chunks[{i}].header.version"))
+    return out
+
+
 def _filters_meta_int8(frame) -> list[tuple[int, str]]:
     # python-blosc2's open() applies the header's cparams again, its
     # filters_meta as int8_t: a byte of 128 or more overflows
@@ -449,6 +466,8 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence("V23", "frame header filters_meta byte of 128 or more: python-blosc2's "
                "open() raises OverflowError (it reapplies the byte as an int8)", "frame",
                _filters_meta_int8, c_blosc2=PYTHON_BLOSC2_SEEN, library="python-blosc2"),
+    Divergence("V25", "frame holding a Blosc1 chunk (format version 1 or 2): C-Blosc2 reads "
+               "such a chunk alone, not inside a frame", "frame", _blosc1_chunk_in_frame),
     Divergence("V22", "frame of variable-size chunks (chunksize 0): C-Blosc2's slice "
                "reader (python-blosc2's schunk[:]) dies dividing by the chunk size", "frame",
                _variable_size),
