@@ -329,17 +329,26 @@ def _blosc1_chunk_in_frame(frame) -> list[tuple[int, str]]:
     # C-Blosc2 reads a Blosc1 chunk alone, never inside a frame (its frame
     # reader asks for the extended header every chunk of a frame has)
     out = []
+    buf, base = frame.buffer, frame.header_len
     for i in range(frame.nchunks):
-        if frame.entries[i] < 0:
+        entry = frame.entries[i]
+        if entry < 0:
             continue
-        try:
-            start, view = frame.chunk_view(i)
-        except FormatError:
-            continue                       # the frame's own rules report it
-        version = view[0] if len(view) else None
-        if version in enums.VERSIONS and enums.family(version) == "Blosc1":
+        if frame.directory is None:        # the version byte, read in place
+            start = base + entry
+            version = buf[start] if 0 <= start < len(buf) else None
+        else:
+            try:
+                start, view = frame.chunk_view(i)
+            except FormatError:
+                continue                   # the frame's own rules report it
+            version = view[0] if len(view) else None
+        if version in _BLOSC1_VERSIONS:
             out.append((start, f"frame.chunks[{i}].header.version"))
     return out
+
+
+_BLOSC1_VERSIONS = frozenset(v for v in enums.VERSIONS if enums.family(v) == "Blosc1")
 
 
 def _filters_meta_int8(frame) -> list[tuple[int, str]]:
