@@ -35,7 +35,7 @@ from ..formats.layout import ConstMismatch
 from ..formats.rules import OFFSETS, RaiseFirst, Sink
 
 __all__ = ["Frame", "open_frame", "read_header", "read_metalayers", "FrameView",
-           "special_chunk", "map_file", "mapped_file", "vlmeta_value"]
+           "special_chunk", "map_file", "mapped_file", "vlmeta_value", "Pages"]
 
 _OFFSET = ff.FAST_OFFSET
 _LEN_ENTRY = ff.LEN_OFFSET                     # one index entry
@@ -227,7 +227,7 @@ class Frame:
         self.buffer = mv
         self.directory = directory
         self._closer = closer
-        self._pages = _Pages(mv)
+        self._pages = Pages(mv)
         sparse = directory is not None
         sink = RaiseFirst()
         v = read_header(mv, sink, sparse)
@@ -567,7 +567,7 @@ class Frame:
     def read_through(self, nbytes: int) -> None:
         """Say that ``nbytes`` more bytes of the frame have been read: a
         mapped file's pages are given back every 16 MiB or so (see
-        :class:`_Pages`)."""
+        :class:`Pages`)."""
         self._pages.read(nbytes)
 
     def native_batch(self):
@@ -615,7 +615,7 @@ class Frame:
                 f"codec {self.codec}, typesize {self.typesize}>")
 
 
-class _Pages:
+class Pages:
     """The pages of a read-only file mapping, given back once about
     ``_GIVE_BACK`` bytes have been read through it.  Every page of a mapped
     file that has been read counts in the process's resident memory (RSS)
@@ -710,7 +710,7 @@ def open_frame(src) -> Frame:
 def map_file(path) -> tuple[memoryview, Callable[[], None] | None]:
     """The bytes of the file at ``path``, mapped read-only (not read: pages
     come in as they are touched, and readers give them back as they go, see
-    :class:`_Pages`), and what closes the mapping (None for an empty file or
+    :class:`Pages`), and what closes the mapping (None for an empty file or
     one that cannot be mapped, a pipe: read whole).  OSError when the file
     cannot be read."""
     with open(path, "rb") as fh:

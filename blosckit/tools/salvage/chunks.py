@@ -8,7 +8,6 @@ index names them, and without it the chunk files found are taken by number.
 """
 from __future__ import annotations
 
-import mmap
 import os
 import re
 import stat
@@ -23,7 +22,7 @@ from ...formats import chunk as fc
 from ...formats import enums
 from ...formats import frame as ff
 from ...formats.rules import RaiseFirst
-from ...frame.read import special_chunk
+from ...frame.read import Pages, map_file, special_chunk
 from .header import Header, read_field
 from .report import Damage, Dropped, SalvageReport
 
@@ -49,29 +48,20 @@ _CHUNK_FILE = re.compile(r"[0-9A-F]{8}\.chunk")
 # Input
 # ---------------------------------------------------------------------------
 
-# a mapped input's pages are given back to the system every so many bytes
-# read (they are read again from the page cache when touched)
-_GIVE_BACK = 16 << 20
-
-
 @dataclass
 class Input:
     """The damaged frame: ``mv`` is a contiguous frame, or the index file
     of a sparse frame in ``directory`` (whose chunks are files)."""
     mv: memoryview
     directory: Path | None = None
-    _since: int = 0
+
+    def __post_init__(self) -> None:
+        self._pages = Pages(self.mv)
 
     def read_through(self, nbytes: int) -> None:
-        """``nbytes`` more bytes of a mapped input were read: every 16 MiB
-        its pages are given back, so memory does not grow with the file."""
-        mapping = self.mv.obj
-        if not isinstance(mapping, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-            return
-        self._since += nbytes
-        if self._since >= _GIVE_BACK and not mapping.closed:
-            mapping.madvise(mmap.MADV_DONTNEED)
-            self._since = 0
+        """``nbytes`` more bytes of a mapped input were read: its pages are
+        given back as the frame reader gives back a mapped frame's."""
+        self._pages.read(nbytes)
 
     def chunk_file(self, number: int) -> bytes:
         """The chunk file ``number`` of a sparse frame (OSError)."""
@@ -96,10 +86,7 @@ def load(src: Source) -> Input:
             p = Path(src)
             index = p / ff.SFRAME_INDEX
             return Input(memoryview(index.read_bytes() if index.exists() else b""), p)
-        if st.st_size == 0:
-            return Input(memoryview(b""))
-        with open(src, "rb") as fh:
-            return Input(memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)))
+        return Input(map_file(src)[0])      # closed with the last view of it
     mv = memoryview(src)
     if mv.ndim != 1 or mv.itemsize != 1 or not mv.c_contiguous:
         mv = mv.cast("B") if mv.c_contiguous else memoryview(mv.tobytes())
