@@ -199,10 +199,11 @@ class B2nd:
     def stored_blocksize(self, ci: int) -> int | None:
         """The block size (bytes) stored chunk ``ci``'s header records; None
         for a special chunk or entry, which stores no block."""
-        if self._frame.special(ci) is not None:
+        # one look-up of the entry; the header only, through a view (copying
+        # the chunk maps all its pages)
+        _, view = self._frame.locate(ci)
+        if view is None:
             return None
-        # the header only, through a view: copying the chunk maps all its pages
-        _, view = self._frame.chunk_view(ci)
         stored = fc.stored_chunk(view[:fc.LEN_EXTENDED])
         return None if stored.special else stored.blocksize
 
