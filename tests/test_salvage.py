@@ -513,3 +513,21 @@ def test_salvage_property_on_20000_mutations():
     inputs, refused, checked, intact = (sum(t[i] for t in tallies) for i in range(4))
     assert inputs == 20_000 and checked + refused == inputs
     assert intact > 50_000
+
+
+def test_a_sparse_chunk_file_numbered_far_away_places_nothing(tmp_path):
+    """A sparse frame without its index file and a chunk file named
+    FFFFFFFF.chunk: places come from file numbers, and that one would have
+    made a list of 2**32 places (MemoryError); it is dropped, named."""
+    blosc2 = oracle("blosc2")
+    np = oracle("numpy")
+    d = tmp_path / "s.b2frame"
+    blosc2.SChunk(chunksize=4000, data=np.arange(3000, dtype="<i4"), urlpath=str(d),
+                  contiguous=False, mode="w", cparams=blosc2.CParams(typesize=4))
+    (d / "chunks.b2frame").unlink()
+    (d / "00000001.chunk").rename(d / "FFFFFFFF.chunk")
+    out, report = salvage(d)
+    assert blosckit.validate(out) == []
+    assert [r.file for r in report.recovered] == ["00000000.chunk", "00000002.chunk"]
+    assert any(x.reason.startswith("chunk file FFFFFFFF.chunk: its number is past")
+               for x in report.dropped)

@@ -551,9 +551,10 @@ def _fill_failed_files(inp: Input, h: Header, got: Chunks, report: SalvageReport
     order (python-blosc2 numbers a frame's chunk files as it appends)."""
     slots = got.slots
     assert slots is not None
-    used = {f.file for f in slots if f is not None}
     failed = [i for i, s in enumerate(slots) if s is None]
-    orphans = {f.file: f for f in _by_file(inp, h, SalvageReport()).found() if f.file not in used}
+    # only the files no entry reached are decoded again
+    orphans = {f.file: f for f in _by_file(inp, h, SalvageReport(), frozenset(
+        f.file for f in slots if f is not None and f.file is not None)).found()}
     pairs = [(i, ff.chunk_file_name(i)) for i in failed if ff.chunk_file_name(i) in orphans]
     if not pairs and len(orphans) == len(failed):
         pairs = list(zip(failed, sorted(orphans)))
@@ -569,14 +570,24 @@ def _fill_failed_files(inp: Input, h: Header, got: Chunks, report: SalvageReport
                                       "no index entry says where it belongs"))
 
 
-def _by_file(inp: Input, h: Header, report: SalvageReport) -> Chunks:
-    """A sparse frame without a usable index: each chunk file that decodes,
-    at the place its number gives (a frame never edited in place numbers
-    its chunk files in index order; the report says so)."""
+def _by_file(inp: Input, h: Header, report: SalvageReport,
+             skip: frozenset[str] = frozenset()) -> Chunks:
+    """A sparse frame without a usable index: each chunk file that decodes
+    (but those named in ``skip``), at the place its number gives (a frame
+    never edited in place numbers its chunk files in index order; the
+    report says so).  A number past every place the frame can hold (the
+    header's count, or as many places as there are files) places nothing."""
     numbers = inp.chunk_numbers()
-    slots: list[Found | None] = [None] * (numbers[-1] + 1 if numbers else 0)
+    places = max(len(numbers), h.nchunks() or 0)
+    slots: list[Found | None] = [None] * min(numbers[-1] + 1 if numbers else 0, places)
     for n in numbers:
         name = ff.chunk_file_name(n)
+        if name in skip:
+            continue
+        if n >= places:
+            report.dropped.append(Dropped("chunk", None, None, f"chunk file {name}: its number "
+                                          f"is past the {places} places the frame can hold"))
+            continue
         try:
             raw = inp.chunk_file(n)
             f = _decode(raw, 0, _chunk.chunk_sizes(raw[:_LEN_CHUNK_HEAD])[1],
