@@ -496,9 +496,11 @@ def test_vlblock_chunk_with_delta_set_by_hand(c_blosc2):
     assert blosckit.validate(blob) != []
 
 
-@pytest.mark.xfail(strict=True, reason="validate returns [] for a sparse frame whose index "
-                   "header says cbytes 0; C-Blosc2 refuses it (frame/read.py)")
 def test_sparse_frame_index_cbytes_zero(tmp_path):
+    """Held-out finding: validate returned [] for a sparse frame whose
+    index header says cbytes 0, which C-Blosc2 refuses (it bounds every
+    chunk file number by cbytes - 32).  No entry can pass, so the fault is
+    the header's: reported there, once, by the validator and the reader."""
     d = tmp_path / "s.b2frame"
     sc = blosc2.SChunk(chunksize=4000, data=np.arange(3000, dtype="<i4"),
                        cparams=blosc2.CParams(typesize=4), urlpath=str(d), contiguous=False,
@@ -509,7 +511,29 @@ def test_sparse_frame_index_cbytes_zero(tmp_path):
     child = _in_child("import sys, blosc2; blosc2.open(sys.argv[1])[:]", str(d))
     assert child.returncode != 0
     got = errors(d)
-    assert got and got[0][1] == H.offset("cbytes"), got
+    assert got == [("F-offset", H.offset("cbytes"), "frame.header.cbytes")], got
+    with pytest.raises(blosckit.FormatError) as e:
+        with blosckit.open_frame(d) as f:
+            f.decompress_chunk(0)
+    assert (e.value.rule, e.value.offset, e.value.path) == got[0]
+
+
+@pytest.mark.parametrize("cbytes,refused", [(32, False), (33, False), (31, True)])
+def test_sparse_frame_index_cbytes_small(tmp_path, cbytes, refused):
+    """Around the bound: with cbytes 32 and up the header is no fault (a
+    chunk file number above cbytes - 32 would be the entry's); below, every
+    entry fails and the header is named."""
+    d = tmp_path / "s.b2frame"
+    sc = blosc2.SChunk(chunksize=4000, data=np.arange(1000, dtype="<i4"),
+                       cparams=blosc2.CParams(typesize=4, clevel=0), urlpath=str(d),
+                       contiguous=False, mode="w")
+    del sc
+    index = d / ff.SFRAME_INDEX
+    index.write_bytes(put_header(index.read_bytes(), "cbytes", cbytes))
+    child = _in_child("import sys, blosc2; blosc2.open(sys.argv[1])[:]", str(d))
+    assert (child.returncode != 0) == refused
+    assert errors(d) == ([("F-offset", H.offset("cbytes"), "frame.header.cbytes")]
+                         if refused else [])
 
 
 def test_salvage_nan_entries_under_typesize_2(c_blosc2):

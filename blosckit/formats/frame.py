@@ -897,6 +897,12 @@ def offset_in_section(v, src, sink):
             v.header_len <= v.header_len + v.entry <= v.section_end - fc.LEN_HEADER):
         sink(f"offset {v.entry} is outside the chunks section "
              f"(0..{cbytes - fc.LEN_HEADER})", v.at, v.path)
+    elif v.sparse and cbytes < fc.LEN_EXTENDED:
+        # no file number passes the bound below: the header's cbytes is the
+        # fault (the validator reports it once, not once per entry)
+        sink(f"the header's cbytes {cbytes} is below {fc.LEN_EXTENDED}, so every chunk file "
+             f"number is above cbytes - {fc.LEN_EXTENDED}: C-Blosc2 refuses the frame",
+             None, _F + "cbytes")
     elif v.sparse and v.entry > cbytes - fc.LEN_EXTENDED:
         # C-Blosc2 bounds every entry by cbytes - 32, file numbers too; a
         # writer's cbytes (the chunk files' bytes) always leaves room

@@ -43,10 +43,11 @@ def _errors(problems: list[Problem]) -> bool:
 
 def check_frame(mv: memoryview, *, directory: Path | None = None,
                 deep: bool = True) -> list[Problem]:
-    """Every problem of a frame: its header rules all at once, then what the
-    reader checks while opening it, then each chunk through the chunk
-    layer's own rules (relocated to ``frame.chunks[i]`` at the chunk's frame
-    offset; for a sparse frame, at its offset in its chunk file)."""
+    """Every problem of a frame, each once: its header rules all at once,
+    then what the reader checks while opening it, then each chunk through
+    the chunk layer's own rules (relocated to ``frame.chunks[i]`` at the
+    chunk's frame offset; for a sparse frame, at its offset in its chunk
+    file)."""
     sink = Collect()
     _frame.read_header(mv, sink, directory is not None)
     if sink.problems:
@@ -86,7 +87,9 @@ def check_frame(mv: memoryview, *, directory: Path | None = None,
         sink = Collect()
         f.check_total(total, sink)
         out += sink.problems
-    return out
+    # a fault of a shared field (the header's cbytes) is met from each entry
+    # that reads it: one problem
+    return list(dict.fromkeys(out))
 
 
 def _frame_divergence_warnings(f: _frame.Frame) -> list[Problem]:
