@@ -14,7 +14,8 @@ from .chunk.encode import compress
 from .chunk.special import compress_special
 from .chunk.vlblocks import compress_vlblocks
 from .errors import FormatError, Problem, UnsupportedError
-from .frame.read import Frame, open_frame
+from .frame.edit import EditableFrame, open_frame
+from .frame.read import Frame
 from .frame.build import build_frame
 from .frame.sframe import sframe_files, to_sframe
 from .frame.writer import B2ndWriter, FrameWriter, compress_frame
@@ -29,7 +30,7 @@ __all__ = [
     "Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
     "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
-    "Frame", "open_frame", "build_frame", "compress_frame", "to_sframe", "sframe_files",
+    "Frame", "EditableFrame", "open_frame", "build_frame", "compress_frame", "to_sframe", "sframe_files",
     "B2nd", "compress_b2nd", "FrameWriter", "B2ndWriter",
     "validate", "salvage", "SalvageReport", "native_info",
     "__version__",

@@ -31,7 +31,8 @@ from ..formats import chunk as fc
 from ..formats import enums
 from ..formats import frame as ff
 
-__all__ = ["build_frame", "compress_index", "FrameAssembler"]
+__all__ = ["build_frame", "compress_index", "FrameAssembler", "vlmeta_chunk",
+           "stored_trailer_body", "SPECIAL_OFFSET_CODES", "PYTHON_BLOSC2_VLMETA_PARAMS"]
 
 FRAME_VERSION = 2            # what C-Blosc2 3.3 writes for regular chunks
 FRAME_VERSION_VL = 3         # frames of VL-block chunks or of variable-size chunks
@@ -41,10 +42,15 @@ SPLITMODE_CODES = {"always": 0, "never": 1, "auto": 2, "forward_compat": 3}
 INDEX_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",),
                      splitmode="never", blocksize=16 * 1024)
 # special kind of a chunk header -> the special offset that stands for it
-_SPECIAL_OFFSET_CODES = {code: ff.special_offset(name) for code, name in enums.SPECIALS.items()
+SPECIAL_OFFSET_CODES = {code: ff.special_offset(name) for code, name in enums.SPECIALS.items()
                          if name in ff.SPECIAL_KIND_BITS}
 # vlmetalayer values: C-Blosc2's default compression parameters
 _VLMETA_PARAMS: dict[str, Any] = dict(typesize=8, codec="blosclz", clevel=5, filters=(None,) * 5 + ("shuffle",))
+# what python-blosc2 compresses a vlmetalayer it sets with: its default
+# parameters (zstd, level 5, shuffle) for items of one byte
+PYTHON_BLOSC2_VLMETA_PARAMS: dict[str, Any] = dict(typesize=1, codec="zstd", clevel=5,
+                                                   filters=(None,) * 5 + ("shuffle",),
+                                                   splitmode="auto")
 _MAP_HEAD = ff.FAST_META_HEAD.size - ff.FAST_META_HEAD.offset("map_marker")
 _FORMAT_TO_CODEC = {f: c for c, f in enums.CODEC_FORMAT.items() if c != 2}   # lz4 for format 1
 _CODEC_NIBBLE = ff.HEADER["codec_flags.codec"]
@@ -228,7 +234,7 @@ class FrameAssembler:
             self._given.extend(bytes(grow))
         pieces = self._go_variable() if turns else []
         self._given[k] = 1
-        code = _SPECIAL_OFFSET_CODES.get(h.special)
+        code = SPECIAL_OFFSET_CODES.get(h.special)
         ts = (self._first or fc.raw_header(view)).typesize
         if code is not None and not self.variable and h.nbytes % max(ts, 1) == 0:
             # (zeros of partial items stay stored: C-Blosc2 rebuilds no such
@@ -429,9 +435,21 @@ def _meta_section(metalayers: Mapping[str, bytes], layout: int) -> bytes:
 def _trailer_body(vlmetalayers: Mapping[str, bytes]) -> bytes:
     """The trailer up to its fixed tail: its version and the vlmetalayers,
     each value stored as a chunk."""
-    items = {name: compress(bytes(value), **_VLMETA_PARAMS)
-             for name, value in vlmetalayers.items()}
-    return ff.TrailerHead.build(dict(version=1)) + _section(items, ff.LEN_TRAILER_HEAD, 0)
+    return stored_trailer_body({name: vlmeta_chunk(value)
+                                for name, value in vlmetalayers.items()})
+
+
+def vlmeta_chunk(value, params: Mapping[str, Any] = _VLMETA_PARAMS) -> bytes:
+    """A vlmetalayer's value (bytes) stored as a chunk: compressed with
+    ``params`` (default: C-Blosc2's default parameters; an edit passes
+    :data:`PYTHON_BLOSC2_VLMETA_PARAMS`)."""
+    return compress(bytes(value), **params)
+
+
+def stored_trailer_body(stored: Mapping[str, bytes]) -> bytes:
+    """The trailer up to its fixed tail, from vlmetalayer values already
+    stored as chunks (name -> chunk)."""
+    return ff.TrailerHead.build(dict(version=1)) + _section(stored, ff.LEN_TRAILER_HEAD, 0)
 
 
 def _header(first: fc.RawHeader | None, last: fc.StoredChunk | None, *, codec: int,
