@@ -16,6 +16,7 @@ from .chunk.vlblocks import compress_vlblocks
 from .errors import FormatError, Problem, UnsupportedError
 from .frame.read import Frame, open_frame
 from .frame.build import build_frame
+from .frame.parts import FrameParts, frame_parts
 from .frame.sframe import sframe_files, to_sframe
 from .frame.writer import B2ndWriter, FrameWriter, compress_frame
 from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
@@ -30,6 +31,7 @@ __all__ = [
     "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
     "Frame", "open_frame", "build_frame", "compress_frame", "to_sframe", "sframe_files",
+    "frame_parts", "FrameParts",
     "B2nd", "compress_b2nd", "FrameWriter", "B2ndWriter",
     "validate", "salvage", "SalvageReport", "native_info",
     "__version__",
