@@ -425,3 +425,59 @@ def test_python_blosc2_reads_a_frame_whose_chunk_was_replaced():
     want = np.arange(2500, dtype="<i4")
     want[1000:2000] = 9
     assert blosc2.schunk_from_cframe(out)[:] == want.tobytes()
+
+
+# ---------------------------------------------------------------------------
+# The lie- mutations and the seed corpus
+# ---------------------------------------------------------------------------
+
+def test_each_lie_mutation_is_refused_with_its_rule():
+    """Over python-blosc2's frames and drawn picks: every frame a lie-
+    mutation makes gets its rule from validate, at the offset the reader
+    raises (a warning: the reader reads it)."""
+    import random
+    from blosckit.formats.rules import RULES
+    from blosckit.testing import mutations as mut
+    assert len(mut.LIES) >= 12
+    for name, rule in mut.LIES.items():
+        made = 0
+        for fname, fr in frames().items():
+            for seed in range(6):
+                r = random.Random(seed)
+                out = mut.apply(name, fr, mut.first if seed == 0 else
+                                (lambda o, r=r: r.choice(list(o))))
+                if out is None:
+                    continue
+                made += 1
+                found = [(q.rule, q.offset) for q in blosckit.validate(out)
+                         if q.severity == RULES[rule].severity]
+                assert rule in {r for r, _ in found}, (name, fname, seed, found)
+                if RULES[rule].severity == "error":
+                    with pytest.raises(blosckit.FormatError) as e:
+                        _read_all(out)
+                    assert (e.value.rule, e.value.offset) in found, (name, fname, seed)
+                else:
+                    _read_all(out)
+        assert made, name
+
+
+def test_the_corpus_holds_each_lie_with_its_verdict(tmp_path):
+    """``blosckit corpus`` (write_corpus): a frame per lie, its manifest
+    entry naming the rule; validate reports that rule, and the reader's
+    rejection recorded is that rule's."""
+    import json
+    oracle("hypothesis")
+    from blosckit.testing import mutations as mut
+    from blosckit.testing.fuzz import write_corpus
+    write_corpus(tmp_path, 60, seed=3)
+    entries = json.loads((tmp_path / "manifest.json").read_text())["entries"]
+    lies = [e for e in entries if "lie" in e]
+    assert len(lies) >= 8
+    for e in lies:
+        name = e["made_by"].split(".", 1)[1]
+        assert e["lie"]["rule"] == mut.LIES[name]
+        problems = blosckit.validate((tmp_path / e["file"]).read_bytes())
+        assert e["lie"]["rule"] in {(q.rule) for q in problems
+                                    if q.severity == e["lie"]["severity"]}, e
+        if e["lie"]["severity"] == "error":
+            assert e["expect"]["reject"]["rule"] == e["lie"]["rule"], e

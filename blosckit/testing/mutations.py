@@ -732,15 +732,16 @@ def _older_cut(blob: bytes, pick: Pick) -> bytes | None:
 # ---------------------------------------------------------------------------
 
 def _lie(blob: bytes, edit: Callable[[FrameParts], None], *,
-         computed: bool = False) -> bytes | None:
-    """``blob`` taken apart, ``edit``-ed and written unchecked;
-    ``computed``: the sizes around the lie follow it (frame_len after an
-    index entry more).  None for a blob that is no frame the reader opens."""
+         index: bool = False) -> bytes | None:
+    """``blob`` taken apart, ``edit``-ed and written unchecked; ``index``:
+    the lie is in the offsets index, whose compressed length may change:
+    frame_len follows it.  None for a blob that is no frame the reader
+    opens."""
     if _parts(blob) is None:
         return None
     p = frame_parts(blob)
-    if computed:
-        p = p.computed()
+    if index:
+        p.header["frame_len"] = None
     edit(p)
     return p.build(check=False)
 
@@ -789,7 +790,7 @@ def _lie_nchunks(blob: bytes, pick: Pick) -> bytes | None:
 
     def edit(p: FrameParts) -> None:
         p.offsets = p.offsets[:-1] if how == "fewer" else [*p.offsets, p.offsets[-1]]
-    return _lie(blob, edit, computed=True)
+    return _lie(blob, edit, index=True)
 
 
 @_mutation("lie-offset-past-section", "F-offset")
@@ -805,7 +806,7 @@ def _lie_offset_past(blob: bytes, pick: Pick) -> bytes | None:
     def edit(p: FrameParts) -> None:
         p.offsets[k] = pick([cbytes, cbytes + 1, cbytes + 1000, max(cbytes - fc.LEN_HEADER + 1, 0),
                              (1 << 62)])
-    return _lie(blob, edit)
+    return _lie(blob, edit, index=True)
 
 
 def _negative(pick: Pick, options: list[int]):
@@ -814,7 +815,7 @@ def _negative(pick: Pick, options: list[int]):
         if p0 is None or not p0.frame.nchunks:
             return None
         k = pick(range(p0.frame.nchunks))
-        return _lie(blob, lambda p: p.offsets.__setitem__(k, pick(options)))
+        return _lie(blob, lambda p: p.offsets.__setitem__(k, pick(options)), index=True)
     return fn
 
 
@@ -845,7 +846,7 @@ def _lie_short_at_full(blob: bytes, pick: Pick) -> bytes | None:
     if last < 0 or f.nbytes % f.chunksize == 0:
         return None
     k = pick(range(f.nchunks - 1))
-    return _lie(blob, lambda p: p.offsets.__setitem__(k, last))
+    return _lie(blob, lambda p: p.offsets.__setitem__(k, last), index=True)
 
 
 @_mutation("lie-trailer-len", "F-trailer")
