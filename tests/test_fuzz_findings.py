@@ -822,8 +822,9 @@ CLASSES: dict[str, tuple] = {
                     {"F-index"}, None),
     "lie-offset-past-section": (
         lambda b: max(_entries(b)) > _header(b, "cbytes") - fc.LEN_HEADER, {"F-offset"}, None),
-    "lie-offset-stray-bits": (lambda b: any(e < 0 and ff.special_extra_bits(e) for e in _entries(b)),
-                              {"F-special-bits"}, None),
+    "lie-offset-stray-bits": (
+        lambda b: any(e < 0 and ff.special_extra_bits(e) for e in _entries(b)),
+        {"F-special-bits"}, None),
     "lie-offset-no-kind": (lambda b: any(e < 0 and ff.special_kind(e) is None for e in _entries(b)),
                            {"F-special"}, None),
     "lie-chunk-short-at-full": (lambda b: len(set(_entries(b))) < len(_entries(b)), {"F-chunk"},

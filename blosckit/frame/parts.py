@@ -45,7 +45,7 @@ COMPUTED_HEADER = ("header_len", "frame_len", "nbytes", "cbytes", "has_vlmetalay
 # header's to say: a short special last chunk cannot be counted)
 _SIZES = ("header_len", "frame_len", "cbytes", "has_vlmetalayers")
 _HAS_VLMETA = {True: 0xC3, False: 0xC2}       # msgpack true / false
-_META_BASE = 0                                # header metalayer offsets count from the frame's start
+_META_BASE = 0               # header metalayer offsets count from the frame's start
 
 
 @dataclass
@@ -105,9 +105,10 @@ class FrameParts:
         ``frame_len``, ``trailer_len`` (the bytes written), ``nbytes`` (each
         stored chunk's nbytes as its header says, the header's chunksize for
         a special entry), ``has_vlmetalayers``, the metalayer sections' idx,
-        value offsets and lengths, the index chunk.  ``check=True``: ValueError (naming the field by its path
-        and the rule) for a frame the reader refuses; ``check=False``
-        writes any value a field can hold."""
+        value offsets and lengths, the index chunk.  ``check=True``:
+        ValueError (naming the field by its path and the rule) for a frame
+        the reader refuses; ``check=False`` writes any value a field can
+        hold."""
         layout = self.layout
         if layout not in ff.FRAME_HEADERS:
             raise ValueError(f"layout must be one of {sorted(ff.FRAME_HEADERS)}, got {layout!r}")
@@ -151,11 +152,15 @@ class FrameParts:
 
     def _kept(self, name: str, compose) -> bytes:
         """Section ``name`` as stored while it holds what it held when read
-        and the composer lays it out otherwise; else composed."""
+        and the composer lays it out otherwise; else composed (ValueError
+        naming the section for a value its declaration cannot hold)."""
         stored = self._stored.get(name)
         if stored is not None and stored[0] == self._holds(name):
             return stored[1]
-        return compose()
+        try:
+            return compose()
+        except cs.ConstructError as e:
+            raise ValueError(f"{name}: {e}") from None
 
     def _holds(self, name: str) -> Any:
         """What section ``name`` is made of (compared with the input's)."""
