@@ -17,6 +17,7 @@ from .errors import FormatError, Problem, UnsupportedError
 from .frame.edit import EditableFrame, open_frame
 from .frame.read import Frame
 from .frame.build import build_frame
+from .frame.parts import FrameParts, frame_parts
 from .frame.sframe import sframe_files, to_sframe
 from .frame.writer import B2ndWriter, FrameWriter, compress_frame
 from .native import bitshuffle, bitunshuffle, shuffle, unshuffle
@@ -30,7 +31,8 @@ __all__ = [
     "Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
     "compress", "compress_special", "compress_vlblocks", "build_chunk",
     "shuffle", "unshuffle", "bitshuffle", "bitunshuffle",
-    "Frame", "EditableFrame", "open_frame", "build_frame", "compress_frame", "to_sframe", "sframe_files",
+    "Frame", "EditableFrame", "open_frame", "build_frame", "compress_frame", "to_sframe",
+    "sframe_files", "frame_parts", "FrameParts",
     "B2nd", "compress_b2nd", "FrameWriter", "B2ndWriter",
     "validate", "salvage", "SalvageReport", "native_info",
     "__version__",

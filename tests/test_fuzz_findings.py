@@ -837,7 +837,54 @@ CLASSES: dict[str, tuple] = {
     "chunks-truncated": (lambda b: len(b) < _header(b, "frame_len"), {"T-truncated"}, None),
     "sparse-index-cbytes-zero": (lambda b: _header(b, "cbytes") == 0, {"F-offset"}, None),
     "older-layout-header-cut": (lambda b: ff.header_layout(b[0]) != 14, {"F-vlmeta-flag"}, None),
+    # the composer's lies (frame_parts, build(check=False))
+    "lie-frame-len": (lambda b: _header(b, "frame_len") != len(b), {"F-frame-len"}, None),
+    "lie-header-len": (lambda b: not ff.LEN_FIXED[14] <= _header(b, "header_len") <= len(b),
+                       {"F-header-len"}, None),
+    "lie-nbytes": (lambda b: _counted(b) > len(_entries(b)), {"F-index"}, None),
+    "lie-nchunks": (lambda b: _counted(b) != len(_entries(b)) and _header(b, "frame_len") == len(b),
+                    {"F-index"}, None),
+    "lie-offset-past-section": (
+        lambda b: max(_entries(b)) > _header(b, "cbytes") - fc.LEN_HEADER, {"F-offset"}, None),
+    "lie-offset-stray-bits": (
+        lambda b: any(e < 0 and ff.special_extra_bits(e) for e in _entries(b)),
+        {"F-special-bits"}, None),
+    "lie-offset-no-kind": (lambda b: any(e < 0 and ff.special_kind(e) is None for e in _entries(b)),
+                           {"F-special"}, None),
+    "lie-chunk-short-at-full": (lambda b: len(set(_entries(b))) < len(_entries(b)), {"F-chunk"},
+                                None),
+    "lie-trailer-len": (lambda b: _trailer_len(b) != _trailer_len(_honest(b)), {"F-trailer"},
+                        None),
+    "lie-metalayer-length": (lambda b: True, {"F-meta"}, None),
+    "lie-vlmetalayer-length": (lambda b: True, {"F-vlmeta"}, None),
+    "lie-fingerprint": (lambda b: _fingerprint(b) != (0, bytes(16)), {"F-fingerprint"}, None),
 }
+
+
+def _counted(blob: bytes) -> int:
+    """The chunks a fixed-size frame's header counts (nbytes / chunksize)."""
+    return -(-_header(blob, "nbytes") // _header(blob, "chunksize"))
+
+
+def _trailer_len(blob: bytes) -> int:
+    return ff.FAST_TRAILER_TAIL.get(blob, "trailer_len", len(blob) - ff.LEN_TRAILER_TAIL)
+
+
+def _fingerprint(blob: bytes) -> tuple[int, bytes]:
+    at = len(blob) - ff.LEN_TRAILER_TAIL
+    return (ff.FAST_TRAILER_TAIL.get(blob, "fingerprint_type", at),
+            ff.FAST_TRAILER_TAIL.get(blob, "fingerprint", at))
+
+
+def _honest(blob: bytes) -> bytes:
+    """The seed a lie-trailer-len frame came from: the trailer's true
+    length is the bytes after the index (its chunk header says where it
+    ends)."""
+    at = _header(blob, "header_len") + _header(blob, "cbytes")
+    end = at + blosckit.chunk_sizes(blob[at:])[1] if _header(blob, "nbytes") else at
+    out = bytearray(blob)
+    ff.FAST_TRAILER_TAIL.put(out, "trailer_len", len(blob) - end, len(blob) - ff.LEN_TRAILER_TAIL)
+    return bytes(out)
 
 
 def test_every_named_mutation_has_its_class_here():

@@ -67,29 +67,43 @@ _BETA1_FILTER_FLAGS = dict(reserved=0, shuffle=enums.lookup(enums.FILTERS, "shuf
 _OLD_NTHREADS = 1
 
 
-def _section(items: Mapping[str, bytes], section_start: int, idx_extra: int) -> bytes:
+def _section(items: Mapping[str, bytes] | Mapping[str | bytes, bytes], section_start: int,
+             idx_extra: int, *, idx: int | None = None,
+             offsets: Mapping[Any, int | None] | None = None,
+             lengths: Mapping[Any, int | None] | None = None, check: bool = True) -> bytes:
     """The metalayer section starting ``section_start`` bytes after the
     point offsets count from.  ``idx_extra``: C-Blosc2's index size counts
-    one byte more in the header than in the trailer."""
-    if len(items) > ff.MAX_METALAYERS:
+    one byte more in the header than in the trailer.  Names are str (UTF-8;
+    lone surrogates stand for bytes that are not) or bytes.  ``idx``, and
+    per name ``offsets`` (where its bin32 starts) and ``lengths`` (the
+    bin32's length, bytes), are written as given where not None (the
+    composer's lies: :mod:`.parts`), else where the values lie.
+    ``check=False`` also takes names of 0 bytes and more than 16 entries."""
+    if check and len(items) > ff.MAX_METALAYERS:
         raise ValueError(f"at most {ff.MAX_METALAYERS} metalayers, got {len(items)}")
     names = []
     for name in items:
-        raw = name.encode()
-        if not 0 < len(raw) <= 31:
+        raw = name.encode("utf-8", "surrogateescape") if isinstance(name, str) else bytes(name)
+        if not (1 if check else 0) <= len(raw) <= ff.NAME_MARKER["name_marker.len_name"].mask:
             raise ValueError(f"metalayer name {name!r}: 1..31 bytes (a msgpack fixstr)")
         names.append(raw)
+    offsets, lengths = offsets or {}, lengths or {}
     entry_sizes = [ff.meta_entry_size(len(n)) for n in names]
     values_at = section_start + ff.FAST_META_HEAD.size + sum(entry_sizes) + ff.FAST_VALUES_HEAD.size
     index, values, pos = [], [], values_at
-    for raw_name, value in zip(names, items.values()):
+    for key, raw_name, value in zip(items, names, items.values()):
         value = bytes(value)
+        at = offsets.get(key)
         index.append(dict(name_marker=dict(kind=ff.FIXSTR_KIND, len_name=len(raw_name)),
-                          name=raw_name, offset=pos))
-        values.append(ff.MetaValue.build(dict(len_content=len(value), content=value)))
+                          name=raw_name, offset=pos if at is None else at))
+        stored = bytearray(ff.MetaValue.build(dict(len_content=len(value), content=value)))
+        if lengths.get(key) is not None:
+            ff.FAST_VALUE_HEAD.put(stored, "len_content", lengths[key], 0)
+        values.append(bytes(stored))
         pos += ff.LEN_META_VALUE_HEAD + len(value)
-    # idx counts the map's head, the entries and the values' head
-    idx = _MAP_HEAD + sum(entry_sizes) + ff.FAST_VALUES_HEAD.size + idx_extra
+    if idx is None:
+        # idx counts the map's head, the entries and the values' head
+        idx = _MAP_HEAD + sum(entry_sizes) + ff.FAST_VALUES_HEAD.size + idx_extra
     section = ff.Metalayers.build(dict(idx=idx,
                                        num_metalayers=len(index), index=index,
                                        num_values=len(values)))
@@ -446,10 +460,12 @@ def vlmeta_chunk(value, params: Mapping[str, Any] = _VLMETA_PARAMS) -> bytes:
     return compress(bytes(value), **params)
 
 
-def stored_trailer_body(stored: Mapping[str, bytes]) -> bytes:
-    """The trailer up to its fixed tail, from vlmetalayer values already
-    stored as chunks (name -> chunk)."""
-    return ff.TrailerHead.build(dict(version=1)) + _section(stored, ff.LEN_TRAILER_HEAD, 0)
+def stored_trailer_body(stored: Mapping[Any, bytes], version: int = 1, **section: Any) -> bytes:
+    """The trailer up to its fixed tail, the vlmetalayer values ``stored``
+    as given (chunks, name -> chunk); ``section``: :func:`_section`'s
+    overrides (the frame composer's)."""
+    return ff.TrailerHead.build(dict(version=version)) + _section(stored, ff.LEN_TRAILER_HEAD, 0,
+                                                                  **section)
 
 
 def _header(first: fc.RawHeader | None, last: fc.StoredChunk | None, *, codec: int,

@@ -14,17 +14,18 @@ and its bytes; then the end mark.  Copies go through in pieces of
 """
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 from typing import Protocol
+
+from ..formats import journal as fj
 
 __all__ = ["JOURNAL_SUFFIX", "journal_path", "Region", "write_journal", "roll_back",
            "temporary"]
 
 JOURNAL_SUFFIX = ".blosckit-journal"
-_MAGIC = b"blosckit-journal 1\n"
-_RECORD = struct.Struct(">Hqqq")          # name length, old file size, start, length
-_END = 0xFFFF                             # a name length no record has
+_MAGIC = fj.MAGIC
+_RECORD = fj.RECORD.struct                # name length, old file size, start, length
+_END = fj.END
 
 
 class IO(Protocol):

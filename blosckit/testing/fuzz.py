@@ -39,7 +39,7 @@ from ..formats import frame as ff
 from ..formats.rules import RULES
 from ..frame.read import open_frame
 from ..tools.validate import validate
-from .mutations import MUTATIONS, apply
+from .mutations import LIES, MUTATIONS, apply
 from .readers import Slip, every_reader
 
 __all__ = ["Verdict", "c_blosc2_verdicts", "Outcome", "blosckit_outcome", "classify",
@@ -707,27 +707,47 @@ def write_corpus(out: Path, count: int, *, seed: int = 0) -> list[dict]:
                      n_chunks, seed)
     frames = _unique(lambda s: [f for _, f in _draw(bst.frames(max_chunks=5), n_frames, s)],
                      n_frames, seed + 100)
+    lies = _lies(frames, n_bad)
+    n_bad -= len(lies)
     bad = _unique(lambda s: _draw(bst.corrupt(chunks + frames), n_bad, s), n_bad,
                   seed + 200, seen=set(chunks) | set(frames)) if n_bad else []
     entries = []
     for k, (blob, made) in enumerate([(c, "strategies.chunks()") for c in chunks]
                                      + [(f, "strategies.frames()") for f in frames]
+                                     + [(b, f"mutations.{lie}") for lie, b in lies]
                                      + [(b, "strategies.corrupt()") for b in bad]):
         kind = "frame" if ff.looks_like_frame(blob) else "chunk"
         name = f"{k:05d}.{'b2frame' if kind == 'frame' else 'b2chunk'}"
         (out / name).write_bytes(blob)
-        entries.append({"file": name, "kind": kind, "made_by": made, "size": len(blob),
-                        **_expectation(blob, kind)})
+        entry = {"file": name, "kind": kind, "made_by": made, "size": len(blob),
+                 **_expectation(blob, kind)}
+        if made.startswith("mutations.lie-"):
+            rule = MUTATIONS[made.split(".", 1)[1]].rule
+            entry["lie"] = {"rule": rule, "severity": RULES[rule].severity}
+        entries.append(entry)
     manifest = {"producer": "blosckit", "count": len(entries), "seed": seed,
                 "format": "expect.decode: a reader returns data of this sha256 and length "
                           "(frames: every chunk's data joined, the metalayers and "
                           "vlmetalayers readable); expect.array (b2nd frames): "
                           "the array's shape, dtype and the sha256 and length of its items "
                           "in C order, or where reading it fails; expect.reject: it raises "
-                          "at this offset for this rule (specs/)",
+                          "at this offset for this rule (specs/); lie (frames the composer "
+                          "wrote lying in one field, made_by mutations.lie-*): the rule "
+                          "validate reports for the lie, and its severity",
                 "entries": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return entries
+
+
+def _lies(frames: list[bytes], room: int) -> list[tuple[str, bytes]]:
+    """One frame per lie of the composer (:data:`.mutations.LIES`), each
+    made from the first of ``frames`` it fits; at most ``room``."""
+    out = []
+    for name in LIES:
+        made = next((m for m in (apply(name, f) for f in frames) if m is not None), None)
+        if made is not None and len(out) < room:
+            out.append((name, made))
+    return out
 
 
 def _unique(draw: Callable[[int], list[bytes]], n: int, seed: int,

@@ -11,6 +11,12 @@ the strategies; :func:`first` takes the first); None when the mutation does
 not apply to ``blob`` (a frame without metalayers cannot get a duplicate
 metalayer name).  :data:`MUTATIONS` maps each name to its :class:`Mutation`.
 
+The ``lie-`` family writes structure-level lies through the composer
+(:func:`~blosckit.frame.parts.frame_parts`, ``build(check=False)``): one
+field of the header, the offsets index, a metalayer section or the trailer
+set to a value the rest of the frame contradicts, every other byte as it
+was; each names the rule the reader refuses it with (:data:`LIES`).
+
 Every byte position and width comes from the declarations in
 :mod:`blosckit.formats` (header, metalayer and trailer layouts, the b2nd
 value's construct); sections that change length (a metalayer renamed, a
@@ -29,9 +35,10 @@ from ..formats import b2nd as fb
 from ..formats import chunk as fc
 from ..formats import enums
 from ..formats import frame as ff
+from ..frame.parts import FrameParts, frame_parts
 from ..frame.read import Frame, open_frame
 
-__all__ = ["Mutation", "MUTATIONS", "Pick", "apply", "applicable", "first"]
+__all__ = ["Mutation", "MUTATIONS", "LIES", "Pick", "apply", "applicable", "first"]
 
 Pick = Callable[[Sequence[Any]], Any]
 
@@ -44,18 +51,21 @@ def first(options: Sequence[Any]) -> Any:
 @dataclass(frozen=True)
 class Mutation:
     """One named mutation: ``fn(blob, pick)`` and the finding class it
-    makes (``doc``, its function's docstring)."""
+    makes (``doc``, its function's docstring).  ``rule``: for a lie of the
+    composer (the ``lie-`` family), the rule whose Problem every frame it
+    makes gets (an error but for ``lie-fingerprint``'s warning)."""
     name: str
     doc: str
     fn: Callable[[bytes, Pick], bytes | None]
+    rule: str | None = None
 
 
 MUTATIONS: dict[str, Mutation] = {}
 
 
-def _mutation(name: str):
+def _mutation(name: str, rule: str | None = None):
     def register(fn: Callable[[bytes, Pick], bytes | None]):
-        MUTATIONS[name] = Mutation(name, " ".join((fn.__doc__ or "").split()), fn)
+        MUTATIONS[name] = Mutation(name, " ".join((fn.__doc__ or "").split()), fn, rule)
         return fn
     return register
 
@@ -715,3 +725,173 @@ def _older_cut(blob: bytes, pick: Pick) -> bytes | None:
     out = bytearray(blob[:at + 1 + pick([0, 1, 3])])
     out[at] = pick([0x01, 0x00, 0xFF])
     return bytes(out)
+
+
+# ---------------------------------------------------------------------------
+# Structure-level lies, written through the composer (frame_parts)
+# ---------------------------------------------------------------------------
+
+def _lie(blob: bytes, edit: Callable[[FrameParts], None], *,
+         index: bool = False) -> bytes | None:
+    """``blob`` taken apart, ``edit``-ed and written unchecked; ``index``:
+    the lie is in the offsets index, whose compressed length may change:
+    frame_len follows it.  None for a blob that is no frame the reader
+    opens."""
+    if _parts(blob) is None:
+        return None
+    p = frame_parts(blob)
+    if index:
+        p.header["frame_len"] = None
+    edit(p)
+    return p.build(check=False)
+
+
+def _fixed_size(f: Frame) -> bool:
+    return f.chunksize > 0 and f.nchunks > 0
+
+
+@_mutation("lie-frame-len", "F-frame-len")
+def _lie_frame_len(blob: bytes, pick: Pick) -> bytes | None:
+    """A header frame_len a few bytes off the frame's length (the header's
+    length stays inside it: a trailer holds 25 bytes at least)."""
+    delta = pick([1, 7, -1, -7, 1 << 20])
+    return _lie(blob, lambda p: p.header.update(frame_len=p.header["frame_len"] + delta))
+
+
+@_mutation("lie-header-len", "F-header-len")
+def _lie_header_len(blob: bytes, pick: Pick) -> bytes | None:
+    """A header header_len past the frame's end or inside the fixed header."""
+    def edit(p: FrameParts) -> None:
+        p.header["header_len"] = pick([p.header["frame_len"] + 1, p.header["frame_len"] + 1000,
+                                       ff.LEN_FIXED[p.layout] - 1, 0, -1])
+    return _lie(blob, edit)
+
+
+@_mutation("lie-nbytes", "F-index")
+def _lie_nbytes(blob: bytes, pick: Pick) -> bytes | None:
+    """A fixed-size frame whose header nbytes makes more chunks than its
+    offsets index holds."""
+    p0 = _parts(blob)
+    if p0 is None or not _fixed_size(p0.frame):
+        return None
+    more = pick([1, 2, 7]) * p0.frame.chunksize
+    return _lie(blob, lambda p: p.header.update(nbytes=p.header["nbytes"] + more))
+
+
+@_mutation("lie-nchunks", "F-index")
+def _lie_nchunks(blob: bytes, pick: Pick) -> bytes | None:
+    """A fixed-size frame whose offsets index holds an entry more (or
+    fewer) than its header's nbytes and chunksize count; the frame's
+    lengths follow the index."""
+    p0 = _parts(blob)
+    if p0 is None or not _fixed_size(p0.frame):
+        return None
+    how = pick(["more", "fewer"] if p0.frame.nchunks > 1 else ["more"])
+
+    def edit(p: FrameParts) -> None:
+        p.offsets = p.offsets[:-1] if how == "fewer" else [*p.offsets, p.offsets[-1]]
+    return _lie(blob, edit, index=True)
+
+
+@_mutation("lie-offset-past-section", "F-offset")
+def _lie_offset_past(blob: bytes, pick: Pick) -> bytes | None:
+    """An offsets index entry at or past the end of the chunks section
+    (where no chunk header fits)."""
+    p0 = _parts(blob)
+    if p0 is None or not p0.frame.nchunks:
+        return None
+    k = pick(range(p0.frame.nchunks))
+    cbytes = p0.frame.cbytes
+
+    def edit(p: FrameParts) -> None:
+        p.offsets[k] = pick([cbytes, cbytes + 1, cbytes + 1000, max(cbytes - fc.LEN_HEADER + 1, 0),
+                             (1 << 62)])
+    return _lie(blob, edit, index=True)
+
+
+def _negative(pick: Pick, options: list[int]):
+    def fn(blob: bytes) -> bytes | None:
+        p0 = _parts(blob)
+        if p0 is None or not p0.frame.nchunks:
+            return None
+        k = pick(range(p0.frame.nchunks))
+        return _lie(blob, lambda p: p.offsets.__setitem__(k, pick(options)), index=True)
+    return fn
+
+
+@_mutation("lie-offset-stray-bits", "F-special-bits")
+def _lie_offset_bits(blob: bytes, pick: Pick) -> bytes | None:
+    """A negative offsets index entry with a kind bit and bits no writer
+    sets (-1, -5: C-Blosc2 reads a special kind, the rest is damage)."""
+    return _negative(pick, [-1, -5, ff.special_offset("zeros") | 1,
+                            ff.special_offset("nan") | (1 << 60)])(blob)
+
+
+@_mutation("lie-offset-no-kind", "F-special")
+def _lie_offset_no_kind(blob: bytes, pick: Pick) -> bytes | None:
+    """A negative offsets index entry that names no special kind (only the
+    sign bit, or reserved bits of its top byte)."""
+    return _negative(pick, [-(1 << 63), -(1 << 62), -(1 << 63) + 1])(blob)
+
+
+@_mutation("lie-chunk-short-at-full", "F-chunk")
+def _lie_short_at_full(blob: bytes, pick: Pick) -> bytes | None:
+    """A full-size chunk's entry pointing at the short last chunk (a
+    fixed-size frame whose last chunk is stored and shorter)."""
+    p0 = _parts(blob)
+    if p0 is None or not _fixed_size(p0.frame) or p0.frame.nchunks < 2:
+        return None
+    f = p0.frame
+    last = f.entries[f.nchunks - 1]
+    if last < 0 or f.nbytes % f.chunksize == 0:
+        return None
+    k = pick(range(f.nchunks - 1))
+    return _lie(blob, lambda p: p.offsets.__setitem__(k, last), index=True)
+
+
+@_mutation("lie-trailer-len", "F-trailer")
+def _lie_trailer_len(blob: bytes, pick: Pick) -> bytes | None:
+    """A trailer_len pointing elsewhere: past the header's start, below the
+    least a trailer holds, or a few bytes into the index or the trailer."""
+    def edit(p: FrameParts) -> None:
+        p.trailer["trailer_len"] = pick([p.header["frame_len"] + 1, ff.MIN_TRAILER_LEN - 1, 0,
+                                         (1 << 32) - 1, p.trailer["trailer_len"] + 8,
+                                         p.trailer["trailer_len"] - 2])
+    return _lie(blob, edit)
+
+
+@_mutation("lie-metalayer-length", "F-meta")
+def _lie_meta_length(blob: bytes, pick: Pick) -> bytes | None:
+    """A metalayer value whose bin32 length runs past the header's end."""
+    p0 = _parts(blob)
+    if p0 is None or p0.meta is None or not p0.frame.metalayers:
+        return None
+    name = pick(sorted(p0.frame.metalayers))
+    past = p0.frame.header_len - p0.frame.metalayer_at[name] + pick([1, 100, 1 << 20])
+    return _lie(blob, lambda p: p.meta_index["lengths"].update({name: past}))
+
+
+@_mutation("lie-vlmetalayer-length", "F-vlmeta")
+def _lie_vlmeta_length(blob: bytes, pick: Pick) -> bytes | None:
+    """A vlmetalayer value whose bin32 length is shorter than the chunk it
+    holds (the trailer's bytes as they were)."""
+    p0 = _parts(blob)
+    if p0 is None or not p0.frame.vlmetalayers_raw:
+        return None
+    name = pick(sorted(p0.frame.vlmetalayers_raw))
+    size = len(p0.frame.vlmetalayers_raw[name])
+    return _lie(blob, lambda p: p.vlmeta_index["lengths"].update(
+        {name: pick([size - 1, size // 2, 0])}))
+
+
+@_mutation("lie-fingerprint", "F-fingerprint")
+def _lie_fingerprint(blob: bytes, pick: Pick) -> bytes | None:
+    """A fingerprint of a kind no writer knows, or bytes under kind 0
+    (none): readers ignore it, validate warns."""
+    kind = pick([4, 9, 255, 0])
+    data = pick([bytes(range(16)), b"\xff" * 16]) if kind == 0 else bytes(16)
+    return _lie(blob, lambda p: p.trailer.update(fingerprint_type=kind, fingerprint=data))
+
+
+# the lie- family: name -> the rule each frame it makes is refused with
+LIES = {name: m.rule for name, m in MUTATIONS.items() if m.rule is not None}
