@@ -10,7 +10,8 @@ standard input (as an output: standard output).
 
 Modules: :mod:`.parser` (the arguments), one per command (:mod:`.info`,
 :mod:`.inspect`, :mod:`.validate`, :mod:`.scan`, :mod:`.decompress`,
-:mod:`.compress`, :mod:`.salvage`, :mod:`.fuzz`, :mod:`.corpus`), and what
+:mod:`.compress`, :mod:`.salvage`, :mod:`.fuzz`, :mod:`.corpus`, :mod:`.append`,
+:mod:`.meta`), and what
 they share: :mod:`.source` (inputs), :mod:`.report` (exit codes, failure
 lines, JSON lines), :mod:`.problems`, :mod:`.output`, :mod:`.progress`.
 """
@@ -59,6 +60,8 @@ def _terminated(signum: int, frame: object) -> None:
 def _named_input(args: argparse.Namespace) -> str:
     """Whom a failure outside the per-file loop is told against: the one
     input of a single-input command, else the program."""
+    if getattr(args, "frame", None) is not None:       # append, meta: the frame edited
+        return args.frame
     if getattr(args, "files", None) is not None:
         return PROGRAM
     return getattr(args, "input", None) or getattr(args, "broken", None) or PROGRAM

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     """Encode IN to OUT and say what it became on stderr."""
     check_output(args.output, [args.input], args.force)
     src = load_file(args.input, "compress")
-    data, header = _npy_split(src.data)
+    data, header = npy_split(src.data)
     typesize = args.typesize
     if header is not None and typesize is None:
         typesize = _npy_itemsize(header["descr"])
@@ -36,8 +36,9 @@ def run(args: argparse.Namespace) -> int:
     return _compress_flat(data, 1 if typesize is None else typesize, args)
 
 
-def _npy_split(data: memoryview) -> tuple[memoryview, dict | None]:
-    """A .npy file's array data and header; other input whole, and None."""
+def npy_split(data: memoryview) -> tuple[memoryview, dict | None]:
+    """A .npy file's array data and header; other input whole, and None
+    (the commands that compress files share it)."""
     if bytes(data[:len(npy.MAGIC)]) != npy.MAGIC:
         return data, None
     header, start = npy.read_header(data)

@@ -32,7 +32,7 @@ def check_output(name: str, inputs: Iterable[str], force: bool) -> None:
         return
     out = Path(name)
     for src in inputs:
-        if src != STDIO and _same_file(out, Path(src)):
+        if src != STDIO and same_file(out, Path(src)):
             raise UsageError(f"{name} is the input {src}: writing it would destroy it "
                              "(give another OUT)")
     if out.is_dir():
@@ -41,7 +41,8 @@ def check_output(name: str, inputs: Iterable[str], force: bool) -> None:
         raise UsageError(f"{name} exists: give --force to overwrite it")
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """``a`` and ``b`` name the same file (device and inode)."""
     try:
         return os.path.samefile(a, b)
     except OSError:                   # one of them does not exist (yet)

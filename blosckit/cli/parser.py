@@ -7,7 +7,8 @@ from typing import Callable
 
 from ..chunk.encode import FORMATS, MAX_THREADS
 from ..codecs.registry import REPORTED
-from . import compress, corpus, decompress, fuzz, info, inspect, salvage, scan, validate
+from . import (append, compress, corpus, decompress, fuzz, info, inspect, meta, salvage, scan,
+               validate)
 from .arguments import FILTER_CHOICES, count, filters, shape
 from .version import VersionAction
 
@@ -225,5 +226,29 @@ def _salvage(add: AddCommand) -> None:
     s.set_defaults(fn=salvage.run)
 
 
+def _append(add: AddCommand) -> None:
+    s = add("append", "compress files with a frame's own parameters and append them to it, "
+                      "in place")
+    s.add_argument("frame", metavar="FRAME", help="a frame file or sparse frame directory")
+    s.add_argument("files", nargs="+", metavar="FILE",
+                   help="raw bytes, or .npy files (their array data)")
+    s.add_argument("--chunksize", type=count(1), default=4 << 20, metavar="BYTES",
+                   help="bytes per new chunk when the frame's chunks vary in size (else the "
+                        "frame's chunk size)")
+    _json(s, "what was appended, as one JSON object")
+    s.set_defaults(fn=append.run)
+
+
+def _meta(add: AddCommand) -> None:
+    s = add("meta", "list a frame's metalayers and vlmetalayers; set or delete them in place")
+    s.add_argument("frame", metavar="FRAME", help="a frame file or sparse frame directory")
+    s.add_argument("--set", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                   help="store VALUE (JSON, else a string; as msgpack): a vlmetalayer, or a "
+                        "metalayer when NAME is one (same length only)")
+    s.add_argument("--delete", action="append", metavar="NAME", help="remove a vlmetalayer")
+    _json(s, "the layers as one JSON object")
+    s.set_defaults(fn=meta.run)
+
+
 COMMANDS = (_info, _inspect, _validate, _scan, _decompress, _compress, _fuzz, _corpus,
-            _salvage)
+            _salvage, _append, _meta)

@@ -124,7 +124,9 @@ class EditableFrame:
     :class:`~blosckit.frame.read.Frame`).  Chunks are compressed Blosc
     chunks (bytes-like); ``i`` counts from 0, negative from the end.
     Each edit is done when its call returns; ValueError (nothing written)
-    for a chunk or value the frame cannot take.  A context manager."""
+    for a chunk or value the frame cannot take.  An edit cut short (see
+    :mod:`.journal`) is undone when the frame is next opened this way;
+    :attr:`rolled_back` says whether that happened.  A context manager."""
 
     def __init__(self, path: str | os.PathLike, *, io: FileIO | None = None) -> None:
         self.path = Path(path)
@@ -132,7 +134,7 @@ class EditableFrame:
         self._io = io if io is not None else FileIO()
         self._frame: Frame | None = None
         # an edit cut short left its journal: put the old bytes back first
-        roll_back(self._io, self.path, MOVE_BYTES)
+        self.rolled_back = roll_back(self._io, self.path, MOVE_BYTES)
         self._load()
 
     # -- reading ------------------------------------------------------------
