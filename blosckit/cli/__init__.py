@@ -60,7 +60,7 @@ def _terminated(signum: int, frame: object) -> None:
 def _named_input(args: argparse.Namespace) -> str:
     """Whom a failure outside the per-file loop is told against: the one
     input of a single-input command, else the program."""
-    if getattr(args, "frame", None) is not None:       # append, meta: the frame edited
+    if isinstance(getattr(args, "frame", None), str):  # append, meta: the frame edited
         return args.frame
     if getattr(args, "files", None) is not None:
         return PROGRAM
