@@ -202,7 +202,9 @@ def _on_a_terminal(argv: list[str]) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-@pytest.mark.parametrize("name", ["frame", "array", "npy", "damaged"])
+@pytest.mark.parametrize("name", ["array", "damaged",
+                                  pytest.param("frame", marks=pytest.mark.long),
+                                  pytest.param("npy", marks=pytest.mark.long)])
 def test_terminal_and_pipe_give_the_same_bytes_and_status(tmp_path, name):
     # above 64 MiB the progress line shows on the terminal (the frame and
     # array cases); the others are small

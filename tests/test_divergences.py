@@ -371,11 +371,11 @@ def test_v17_two_deltas_with_a_filter_between():
 
 _VL_READ = """
 import sys, blosc2
-blosc2.set_nthreads(int(sys.argv[1]))
 chunk = bytes.fromhex(sys.stdin.read())
-for b in blosc2.blosc2_ext.vldecompress(chunk):
-    print(bytes(b).hex())
-print(bytes(blosc2.decompress(chunk)).hex())
+for n in sys.argv[1:]:
+    blosc2.set_nthreads(int(n))
+    print(" ".join(bytes(b).hex() for b in blosc2.blosc2_ext.vldecompress(chunk)))
+    print(bytes(blosc2.decompress(chunk)).hex())
 """
 
 
@@ -386,16 +386,17 @@ def _vl_chunk(blocks: list[bytes], filters: list) -> bytes:
         filters_meta=[0] * len(filters), nthreads=1))
 
 
-def _c_blosc2_reads_vl(chunk: bytes, nthreads: int = 1) -> tuple[list[bytes], bytes]:
-    """C-Blosc2's reading of a VL-block chunk with `nthreads` decoding
-    threads, in a fresh process (its decompression context keeps state
-    from earlier chunks): each block (vldecompress), then the whole chunk
-    (decompress)."""
-    child = subprocess.run([sys.executable, "-c", _VL_READ, str(nthreads)],
+def _c_blosc2_reads_vl(chunk: bytes, *nthreads: int) -> list[tuple[list[bytes], bytes]]:
+    """C-Blosc2's readings of a VL-block chunk, one per thread count in
+    ``nthreads`` (default: one thread), in a fresh process (its decompression
+    context keeps state from earlier chunks): each block (vldecompress), then
+    the whole chunk (decompress)."""
+    child = subprocess.run([sys.executable, "-c", _VL_READ, *map(str, nthreads or (1,))],
                            input=chunk.hex(), capture_output=True, text=True, timeout=60,
                            check=True)
-    *blocks, whole = [bytes.fromhex(line) for line in child.stdout.split()]
-    return blocks, whole
+    lines = child.stdout.splitlines()
+    return [([bytes.fromhex(b) for b in blocks.split()], bytes.fromhex(whole))
+            for blocks, whole in zip(lines[::2], lines[1::2])]
 
 
 def _split(data: bytes, like: list[bytes]) -> list[bytes]:
@@ -417,14 +418,12 @@ def test_v24_vl_blocks_with_delta(sizes, shuffle):
     flt = [blosc2.Filter.SHUFFLE] * shuffle + [blosc2.Filter.DELTA]
     chunk = _vl_chunk(blocks, flt)
     assert blosckit.decompress(chunk) == b"".join(blocks)
-    one_thread, whole = _c_blosc2_reads_vl(chunk, nthreads=1)
+    (one_thread, whole1), (threaded, whole4) = _c_blosc2_reads_vl(chunk, 1, 4)
     assert one_thread == blocks
-    assert [a == b for a, b in zip(_split(whole, blocks), blocks)] == \
-        [True] + [False] * (len(blocks) - 1)
-    threaded, whole = _c_blosc2_reads_vl(chunk, nthreads=4)
     assert sum(a == b for a, b in zip(threaded, blocks)) == 1
-    assert [a == b for a, b in zip(_split(whole, blocks), blocks)] == \
-        [True] + [False] * (len(blocks) - 1)
+    for whole in (whole1, whole4):
+        assert [a == b for a, b in zip(_split(whole, blocks), blocks)] == \
+            [True] + [False] * (len(blocks) - 1)
     diverges = len(sizes) > 1
     assert ids(chunk, operation="decompress") == ({"V24"} if diverges else set())
     warnings = [(p.severity, p.rule) for p in blosckit.validate(chunk)]
@@ -439,5 +438,5 @@ def test_v24_delta_set_by_hand_in_a_vl_block_chunk():
     chunk = bytearray(_vl_chunk(blocks, [blosc2.Filter.NOFILTER]))
     chunk[blosckit.formats.chunk.EXTENDED.offset("filters")] = 3     # delta
     chunk = bytes(chunk)
-    assert _c_blosc2_reads_vl(chunk)[1] != blosckit.decompress(chunk) != b"".join(blocks)
+    assert _c_blosc2_reads_vl(chunk)[0][1] != blosckit.decompress(chunk) != b"".join(blocks)
     assert [(p.severity, p.rule) for p in blosckit.validate(chunk)] == [("warning", "V24")]

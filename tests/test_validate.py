@@ -157,11 +157,14 @@ def _huge(label: str, blob: bytes) -> bool:
         struct.unpack_from("<i", blob, 4)[0] > CAP
 
 
-# The corpus in two parts: the huge ones run in the long tier, so that the
-# default run stays within its time and memory.
+# The corpus in parts: the default run takes every fourth input of the
+# bounded part (a fixed sample, every kind of blob), the long tier all of it
+# and the huge ones, so that the default run stays within its time and memory.
 PARTS = {"bounded": [k for k, b in CORPUS.items() if not _huge(k, b)],
          "huge": [k for k, b in CORPUS.items() if _huge(k, b)]}
-PART = [pytest.param("bounded"), pytest.param("huge", marks=pytest.mark.long)]
+PARTS["sample"] = PARTS["bounded"][::4]
+PART = [pytest.param("sample"), pytest.param("bounded", marks=pytest.mark.long),
+        pytest.param("huge", marks=pytest.mark.long)]
 
 
 def test_the_huge_part_is_small_and_special():

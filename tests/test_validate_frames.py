@@ -297,9 +297,10 @@ def _frames_for_the_oracle():
     return out
 
 
-# The mutations in two parts of about 7,000 frames each: cuts and two of the
-# byte patterns in every run, the other two patterns in the long tier.
-FRAME_MUTATIONS = [pytest.param((0x01, 0xFF), True, id="cuts-01-ff"),
+# The mutations in parts: the cuts in every run, the byte patterns (about
+# 7,000 frames each pair) in the long tier.
+FRAME_MUTATIONS = [pytest.param((), True, id="cuts"),
+                   pytest.param((0x01, 0xFF), False, id="01-ff", marks=pytest.mark.long),
                    pytest.param((0x20, 0x80), False, id="20-80", marks=pytest.mark.long)]
 
 
@@ -329,7 +330,7 @@ def test_validate_flags_what_c_blosc2_refuses_in_frames(patterns, cuts):
         if (not v.b2_ok or ours != v.digest) and not blosckit.validate(blob):
             missed.append((blob[:16].hex(), len(blob), v))
     assert missed == []
-    assert sum(not v.b2_ok for v in verdicts) > 1000      # the corpus does reach C's checks
+    assert sum(not v.b2_ok for v in verdicts) > (100 if not patterns else 1000)   # C's checks reached
 
 
 def _set_i32(blob: bytes, at: int, value: int) -> bytes:
