@@ -310,7 +310,8 @@ def test_an_edit_cut_at_any_operation_loses_nothing(tmp_path, name, torn, contig
     """Fail the k-th file operation of the edit (the k-th write lands half
     of its bytes when torn), for every k: read-only, the frame gives the
     old content or the new, or FormatError (the edit's mark: never other
-    data); opened for editing again, it holds the old content or the new
+    data); salvage gives back the old content or the new, all of it;
+    opened for editing again, it holds the old content or the new
     (the journal puts the old bytes back: the very bytes of the frame
     before the edit or after it), with no journal left."""
     _, ours, data = CASES[name]
@@ -332,6 +333,11 @@ def test_an_edit_cut_at_any_operation_loses_nothing(tmp_path, name, torn, contig
                 ours(f)
         except _Cut:
             assert _content(p) in (old, new, None), k
+            if journal_path(p).exists():        # salvage reads through the journal
+                out, report = blosckit.salvage(p)
+                assert blosckit.validate(out) == []
+                with blosckit.open_frame(out) as g:
+                    assert [g.decompress_chunk(i) for i in range(g.nchunks)] in (old, new), k
             EditableFrame(p).close()            # rolls the cut edit back
             assert not journal_path(p).exists()
             assert _snapshot(p) in (_snapshot(base), _snapshot(done)), k

@@ -14,13 +14,14 @@ and its bytes; then the end mark.  Copies go through in pieces of
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Protocol
 
 from ..formats import journal as fj
 
 __all__ = ["JOURNAL_SUFFIX", "journal_path", "Region", "write_journal", "roll_back",
-           "temporary"]
+           "temporary", "is_complete", "restored_copy"]
 
 JOURNAL_SUFFIX = ".blosckit-journal"
 _MAGIC = fj.MAGIC
@@ -88,25 +89,50 @@ def roll_back(io: IO, frame: Path, piece: int) -> bool:
     for leftover in _temporaries(frame):
         io.remove(leftover)
     if _complete(jp):
-        with open(jp, "rb") as fh:
-            fh.read(len(_MAGIC))
-            while True:
-                n, size, start, length = _RECORD.unpack(fh.read(_RECORD.size))
-                if n == _END:
-                    break
-                path = _file(frame, fh.read(n).decode())
-                if size < 0:
-                    if path.exists():
-                        io.remove(path)
-                    fh.seek(length, 1)
-                    continue
-                if not path.exists():
-                    io.append(path, b"")
-                for at in range(start, start + length, piece):
-                    io.write(path, fh.read(min(piece, start + length - at)), at)
-                io.truncate(path, size)
+        _apply(io, jp, frame, piece)
     io.remove(jp)
     return True
+
+
+def is_complete(frame: Path) -> bool:
+    """A complete journal lies beside ``frame``: an edit of it was cut short."""
+    jp = journal_path(frame)
+    return jp.is_file() and _complete(jp)
+
+
+def restored_copy(io: IO, frame: Path, into: Path, piece: int) -> Path:
+    """A copy of ``frame`` (file or sparse frame directory) in the folder
+    ``into``, with its complete journal put back into the copy: the frame
+    as it was before the edit that was cut short.  ``frame`` and its
+    journal are left as they are."""
+    copy = into / frame.name
+    if frame.is_dir():
+        shutil.copytree(frame, copy, ignore=shutil.ignore_patterns("*" + TEMP_SUFFIX))
+    else:
+        shutil.copyfile(frame, copy)
+    _apply(io, journal_path(frame), copy, piece)
+    return copy
+
+
+def _apply(io: IO, jp: Path, frame: Path, piece: int) -> None:
+    """Write the old bytes the journal ``jp`` holds into ``frame``."""
+    with open(jp, "rb") as fh:
+        fh.read(len(_MAGIC))
+        while True:
+            n, size, start, length = _RECORD.unpack(fh.read(_RECORD.size))
+            if n == _END:
+                break
+            path = _file(frame, fh.read(n).decode())
+            if size < 0:
+                if path.exists():
+                    io.remove(path)
+                fh.seek(length, 1)
+                continue
+            if not path.exists():
+                io.append(path, b"")
+            for at in range(start, start + length, piece):
+                io.write(path, fh.read(min(piece, start + length - at)), at)
+            io.truncate(path, size)
 
 
 TEMP_SUFFIX = ".blosckit-tmp"

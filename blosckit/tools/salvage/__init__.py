@@ -30,12 +30,17 @@ reads.
 """
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
 from typing import Iterator
 
 from ...chunk.special import compress_special
 from ...errors import FormatError
 from ...formats import chunk as fc
 from ...frame.build import FrameAssembler
+from ...frame.edit import MOVE_BYTES, FileIO
+from ...frame.journal import is_complete, restored_copy
 from ...frame.read import open_frame
 from .chunks import SCAN_MAX_NBYTES, Chunks, Input, Source, find_chunks, load
 from .header import Header, keep_vlmetalayers, read_header
@@ -79,7 +84,29 @@ def salvage_pieces(src: Source) -> tuple[Iterator, SalvageReport]:
     """:func:`salvage`, its frame given as an iterator of its pieces in
     order (bytes-like; the recovered chunks are views into a mapped input)
     for a writer that streams them: memory then holds about 16 MiB of a
-    mapped input at a time, and no second copy of it."""
+    mapped input at a time, and no second copy of it.
+
+    A frame whose edit in place was cut short (its undo journal lies beside
+    it, :mod:`blosckit.frame.journal`) is salvaged as it was before the
+    edit: the journal is put back into a copy in a temporary folder (the
+    input is not changed), and the report says so."""
+    if isinstance(src, (str, os.PathLike)) and is_complete(Path(src)):
+        tmp = tempfile.TemporaryDirectory(prefix="blosckit-salvage-")
+        copy = restored_copy(FileIO(), Path(src), Path(tmp.name), MOVE_BYTES)
+        pieces, report = _salvage_pieces(copy)
+        report.notes.append("an edit in place was cut short: the frame as it was before "
+                            "that edit (its journal put back into a copy) was salvaged")
+        return _kept_until_done(pieces, tmp), report
+    return _salvage_pieces(src)
+
+
+def _kept_until_done(pieces: Iterator, tmp: tempfile.TemporaryDirectory) -> Iterator:
+    """``pieces``, with ``tmp`` removed once they are all given."""
+    with tmp:
+        yield from pieces
+
+
+def _salvage_pieces(src: Source) -> tuple[Iterator, SalvageReport]:
     inp = load(src)
     report = SalvageReport()
     opened = False
