@@ -1,8 +1,23 @@
-"""Timing shared by the benchmark scripts."""
+"""Timing and child processes shared by the benchmark scripts."""
 from __future__ import annotations
 
 import sys
 import time
+
+# Python source for a child measuring its own peak RSS (Linux, MiB):
+# baseline() resets the peak (VmHWM) to the RSS now and returns it (ru_maxrss
+# would keep the parent's peak across exec), peak() reads it.
+RSS_HELPERS = """
+import json, re, sys, time
+def status(field):
+    return int(re.search(field + r":\\s+(\\d+)", open("/proc/self/status").read())[1]) / 1024
+def baseline():
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    return status("VmRSS")
+def peak():
+    return status("VmHWM")
+"""
 
 
 def best_pair(fa, fb, repeat: int) -> tuple[float, float]:
@@ -27,3 +42,14 @@ def row(name: str, t_bk: float, t_b2: float) -> None:
     print(f"{name:44} {t_bk * 1e3:9.2f} {t_b2 * 1e3:9.2f} {t_b2 / t_bk:7.1f}")
     sys.stdout.flush()
 
+
+
+def run_child(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter; the JSON object its last line
+    of output holds (SystemExit with its stderr when it fails)."""
+    import json
+    import subprocess
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if run.returncode:
+        raise SystemExit(f"child failed:\n{run.stderr}")
+    return json.loads(run.stdout.strip().splitlines()[-1])

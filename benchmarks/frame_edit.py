@@ -11,8 +11,8 @@ time:
 - ``append``: ``--appends`` chunks of 4 MiB appended one call at a time
   (``EditableFrame.append_data`` / ``SChunk.append_data``);
 - ``update``: chunk 0 replaced by a chunk half its size, so every chunk after
-  it moves (C-Blosc2 reads the whole tail into memory and writes it back;
-  blosckit moves it 1 MiB at a time, after copying it to its undo journal);
+  it moves (blosckit moves them 1 MiB at a time, after copying them to its
+  undo journal: about three times the bytes C-Blosc2 reads and writes);
 - ``delete``: chunk 1 deleted (the index and trailer rewritten).
 
 Then the two frames of each job are compared byte for byte, and python-blosc2
@@ -21,19 +21,18 @@ decodes every chunk of blosckit's.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
+from _timing import RSS_HELPERS, run_child
+
 MIB = 1 << 20
 CHUNK = 4 * MIB
 
-PRELUDE = textwrap.dedent("""
-    import json, re, sys, time
+PRELUDE = RSS_HELPERS + textwrap.dedent("""
     import numpy as np
     MIB = 1 << 20
     def piece(i, n=4 * MIB):
@@ -42,12 +41,6 @@ PRELUDE = textwrap.dedent("""
         p = piece(i)
         p[: len(p) // 2] = 0
         return p
-    def status(field):            # MiB
-        return int(re.search(field + r":\\s+(\\d+)", open("/proc/self/status").read())[1]) / 1024
-    def baseline():
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return status("VmRSS")
 """)
 
 MAKE = """
@@ -85,7 +78,7 @@ THEIRS = """
     del s
 """
 REPORT = """
-    print(json.dumps(dict(above=status("VmHWM") - base, seconds=time.perf_counter() - t0)))
+    print(json.dumps(dict(above=peak() - base, seconds=time.perf_counter() - t0)))
 """
 CHECK = """
     import blosc2
@@ -97,11 +90,7 @@ CHECK = """
 
 def _child(*bodies: str, **names) -> dict:
     setup = "".join(f"{k} = {v!r}\n" for k, v in names.items())
-    code = PRELUDE + setup + "".join(textwrap.dedent(b) for b in bodies)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    if run.returncode:
-        raise SystemExit(f"child failed:\n{run.stderr}")
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return run_child(PRELUDE + setup + "".join(textwrap.dedent(b) for b in bodies))
 
 
 def main(argv=None) -> None:

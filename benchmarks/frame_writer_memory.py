@@ -24,12 +24,12 @@ a compressible signal.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
+
+from _timing import RSS_HELPERS, run_child
 
 import numpy as np
 
@@ -37,8 +37,7 @@ MIB = 1 << 20
 CHUNK = 4 * MIB
 
 # Shared by every child: the data of piece i (1 MiB), the same in all jobs.
-PRELUDE = textwrap.dedent("""
-    import json, re, sys, time
+PRELUDE = RSS_HELPERS + textwrap.dedent("""
     import numpy as np
     MIB = 1 << 20
     def piece(i, kind):
@@ -46,16 +45,6 @@ PRELUDE = textwrap.dedent("""
             return np.random.default_rng(i).integers(0, 256, MIB, dtype=np.uint8)
         x = np.arange(i * MIB // 8, (i + 1) * MIB // 8)
         return np.round(np.sin(x / 1000.0) * 1000).astype("<f8").view(np.uint8)
-    def status(field):          # MiB
-        return int(re.search(field + r":\\s+(\\d+)", open("/proc/self/status").read())[1]) / 1024
-    def baseline():
-        # the peak (VmHWM) starts again from the RSS now: ru_maxrss would
-        # keep the parent's peak across exec
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return status("VmRSS")
-    def peak():
-        return status("VmHWM")
 """)
 
 JOBS = {
@@ -122,11 +111,7 @@ CHECK = textwrap.dedent("""
 
 def _child(*bodies: str, **names) -> dict:
     setup = "".join(f"{k} = {v!r}\n" for k, v in names.items())
-    code = PRELUDE + setup + "".join(textwrap.dedent(b) for b in bodies)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    if run.returncode:
-        raise SystemExit(f"child failed:\n{run.stderr}")
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return run_child(PRELUDE + setup + "".join(textwrap.dedent(b) for b in bodies))
 
 
 def _write_npy(path: Path, nbytes: int, kind: str) -> None:
