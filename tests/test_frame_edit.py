@@ -72,6 +72,13 @@ CASES = {
                         np.arange(0, dtype="<i4")),
     "append_data_to_empty": ("s.append_data(MORE)", lambda f: f.append_data(MORE),
                              np.arange(0, dtype="<i4")),
+    # the last chunk deleted: C-Blosc2 writes the trailer after the header
+    # and leaves cbytes (validate once called that frame F-sizes)
+    "delete_only_chunk": ("s.delete_chunk(0)", lambda f: f.delete_chunk(0),
+                          np.arange(1000, dtype="<i4")),
+    "append_after_deleting_all": ("s.delete_chunk(0); s.append_chunk(c['A'])",
+                                  lambda f: (f.delete_chunk(0), f.append_chunk(A)),
+                                  np.arange(1000, dtype="<i4")),
     "vlmeta_new": ("s.vlmeta['b'] = list(range(3000))",
                    lambda f: f.set_vlmetalayer("b", msgpack.packb(list(range(3000)))), None),
     "vlmeta_replace": ("s.vlmeta['a'] = b'bye'",

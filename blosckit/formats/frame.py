@@ -496,7 +496,10 @@ def sizes_sane(v, src, sink):
     if v.nbytes < 0 or v.cbytes < 0:
         field = "nbytes" if v.nbytes < 0 else "cbytes"
         sink(f"negative sizes: nbytes {v.nbytes}, cbytes {v.cbytes}", _at(v, field), _F + field)
-    elif not v.sparse and v.header_len + v.cbytes > v.frame_len:
+    elif not v.sparse and v.nbytes and v.header_len + v.cbytes > v.frame_len:
+        # (a frame without data has no chunks section: C-Blosc2 looks for the
+        # trailer at header_len and leaves cbytes as it was when an edit
+        # deletes the last chunk)
         sink(f"the chunks section ({v.cbytes} bytes after the {v.header_len}-byte header) "
              f"runs past the frame ({v.frame_len})", _at(v, "cbytes"), _F + "cbytes")
 
@@ -750,7 +753,9 @@ def index_view(n: int, header_len: int, frame_nbytes: int, start: int | None, en
                ) -> IndexView:
     """The offsets index between ``start`` and ``end`` of ``src``, its chunk
     header read when the space holds one."""
-    absent = frame_nbytes == 0 and end == start
+    # no data, no index: the trailer follows the chunks section, or (C-Blosc2
+    # after an edit deleted the last chunk, cbytes left as it was) the header
+    absent = frame_nbytes == 0 and end in (start, header_len)
     nb = cb = None
     if start is not None and not absent and header_len <= start and \
             start + fc.LEN_HEADER <= min(end, n):

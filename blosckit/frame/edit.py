@@ -447,8 +447,11 @@ class EditableFrame:
             for number in gone:
                 io.remove(self.path / ff.chunk_file_name(number))
         else:
-            end = hl + st.cbytes + len(index) + len(trailer)
-            first = min([hl + st.cbytes, *(hl + at for at, _ in pieces),
+            # no chunk left: C-Blosc2 writes the trailer right after the
+            # header (cbytes stays; no reader looks for a chunks section)
+            tail_at = hl + st.cbytes if st.entries else hl
+            end = tail_at + len(index) + len(trailer)
+            first = min([tail_at, *(hl + at for at, _ in pieces),
                          *([hl + min(move[0], move[1])] if move else [])])
             write_journal(io, self.path, [Region("", 0, hl), Region("", first)], MOVE_BYTES)
             io.write(self.path, _NO_LENGTH, _FRAME_LEN_AT)
@@ -456,7 +459,7 @@ class EditableFrame:
                 self._move(hl, *move)
             for at, data in pieces:
                 io.write(self.path, data, hl + at)
-            io.write(self.path, index + trailer, hl + st.cbytes)
+            io.write(self.path, index + trailer, tail_at)
             io.write(self.path, _with_frame_len(head, end), 0)
             io.truncate(self.path, end)
         io.remove(journal_path(self.path))
