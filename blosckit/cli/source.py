@@ -13,6 +13,7 @@ from pathlib import Path
 from ..errors import FormatError
 from ..formats import chunk as fc
 from ..formats import frame as ff
+from ..frame.remote import fetch_whole, is_url
 from .report import UsageError
 
 STDIO = "-"                        # as an input: standard input; as an output: standard output
@@ -48,6 +49,8 @@ def load(name: str, offset: int | None = None) -> Source:
     length."""
     if name == STDIO:
         mv = memoryview(sys.stdin.buffer.read())
+    elif is_url(name):                    # read by byte ranges (fsspec), mapped
+        mv, _ = fetch_whole(name)
     else:
         path = Path(name)
         if path.is_dir():

@@ -39,6 +39,7 @@ from .build import (FRAME_VERSION, FRAME_VERSION_VL, PYTHON_BLOSC2_VLMETA_PARAMS
                     SPECIAL_OFFSET_CODES, compress_index, stored_trailer_body, vlmeta_chunk)
 from .journal import Region, journal_path, roll_back, temporary, write_journal
 from .read import Frame
+from .remote import is_url, open_remote_frame
 from .read import open_frame as _open_read
 
 __all__ = ["EditableFrame", "open_frame", "FileIO", "MOVE_BYTES"]
@@ -55,14 +56,15 @@ _NO_LENGTH = bytes(ff.FLAT_HEADERS[14]["frame_len"].size)
 
 def open_frame(src, mode: str = "r") -> Frame:
     """Open a Blosc2 frame.  ``mode="r"`` (default): read it (``src``
-    bytes-like, a contiguous frame file or a sparse frame directory; see
-    :func:`blosckit.frame.read.open_frame`).  ``mode="a"``: edit the frame
+    bytes-like, a contiguous frame file or a sparse frame directory, see
+    :func:`blosckit.frame.read.open_frame`; or the URL of a contiguous
+    frame, read by byte ranges, see :mod:`blosckit.frame.remote`).  ``mode="a"``: edit the frame
     file or directory at path ``src`` in place (:class:`EditableFrame`).
     FormatError for a malformed frame, ValueError for another mode."""
     if mode == "r":
-        return _open_read(src)
+        return open_remote_frame(src) if is_url(src) else _open_read(src)
     if mode == "a":
-        if not isinstance(src, (str, os.PathLike)):
+        if not isinstance(src, (str, os.PathLike)) or is_url(src):
             raise ValueError("mode='a' edits a frame file or a sparse frame directory: give "
                              "its path")
         return EditableFrame(src)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import divergences
 from ..frame import read as _frame
+from ..frame.remote import fetch_whole, is_url
 from ..chunk import read as _chunk
 from .. import native
 from ..chunk.read import as_view, chunk_sizes, check_chunk, check_trailing
@@ -205,8 +206,15 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
     (``"error"`` makes the input invalid; ``"warning"``: legal, but misread by
     C-Blosc2 3.3.5 or suspicious), a byte offset inside the input, a field
     path and the id of the rule in ``specs/``.  Never raises for bytes input
-    (a path that cannot be read raises OSError).
+    (a path that cannot be read raises OSError).  A URL (``https://``,
+    ``s3://``, ...: fsspec) is read with one byte-range request.
     """
+    if is_url(src):
+        mv, close = fetch_whole(src)
+        try:
+            return _check(mv, deep)
+        finally:
+            close()
     if isinstance(src, (str, os.PathLike)):
         if stat.S_ISDIR(os.stat(src).st_mode):
             index = Path(src) / ff.SFRAME_INDEX
