@@ -115,7 +115,10 @@ def _inspect(add: AddCommand) -> None:
 def _validate(add: AddCommand) -> None:
     s = add("validate", "every problem of each chunk or frame "
                         "(FILE:OFFSET: severity: path: message [rule])")
-    _files(s, "files, sparse frame directories, or directories to walk")
+    # "*": --dask takes an optional address, and "--dask DIR" means a local
+    # cluster over DIR (validate.run puts a non-address back among the files)
+    s.add_argument("files", nargs="*", metavar="FILE",
+                   help="files, sparse frame directories, or directories to walk")
     _json(s, "one JSON object per file")
     _offset(s)
     depth = s.add_mutually_exclusive_group()
@@ -124,6 +127,13 @@ def _validate(add: AddCommand) -> None:
     depth.add_argument("--shallow", dest="deep", action="store_false",
                        help="check headers, indexes and chunk headers only (fast)")
     s.add_argument("-q", "--quiet", action="store_true", help="say nothing for valid files")
+    s.add_argument("--dask", nargs="?", const="local", default=None, metavar="SCHEDULER",
+                   help="validate on dask.distributed: a local cluster (one worker per core), "
+                        "or the scheduler at this address; one JSON line per input as "
+                        "results arrive (the dask extra)")
+    s.add_argument("--resume", default=None, metavar="FILE",
+                   help="with --dask: skip the inputs this earlier run's JSON lines name "
+                        "(append the new lines to it: >> FILE)")
     s.set_defaults(fn=validate.run)
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..tools.validate import validate
+from . import distributed
 from .problems import has_errors, problem_dict, problem_line, shifted, status
 from .progress import Progress
 from .report import EXIT_OK, InputError, UsageError, emit, guarded, worse
@@ -20,7 +21,17 @@ _FILES_SHOWN = 20                 # a progress line over at least this many file
 
 def run(args: argparse.Namespace) -> int:
     """Validate every input; the exit status is the worst one."""
+    if args.dask is not None and not distributed.is_address(args.dask):
+        args.files, args.dask = [args.dask, *args.files], distributed.LOCAL
+    if not args.files:
+        raise UsageError("give at least one FILE")
     inputs = list(walk(args.files))
+    if args.dask is not None:
+        return distributed.run(args, [name for name, named in inputs
+                                      if named or not Path(name).is_file()
+                                      or looks_blosc(name)])
+    if args.resume is not None:
+        raise UsageError("--resume continues a --dask run: give --dask too")
     if args.offset is not None and len(inputs) > 1:
         raise UsageError("--offset reads one structure: give one file")
     worst = _empty_directories(args)
