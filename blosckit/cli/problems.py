@@ -3,6 +3,8 @@ make, a JSON object and a ``FILE:OFFSET: severity: path: message [rule]``
 line each."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import Problem
 from ..formats.rules import RULES
 from .report import EXIT_CORRUPT, EXIT_OK, EXIT_UNSUPPORTED
@@ -30,16 +32,19 @@ def status(problems: list[Problem]) -> int:
 
 def shifted(p: Problem, base: int) -> Problem:
     """``p`` of a structure read at byte ``base`` of the file, in file offsets."""
-    return p if not base else Problem(p.severity, p.offset + base, p.path, p.message, p.rule)
+    return p if not base else replace(p, offset=p.offset + base)
 
 
 def problem_dict(name: str, p: Problem) -> dict:
     """``p`` of the input ``name`` as a JSON-able record."""
-    return {"file": name, "severity": p.severity, "offset": p.offset, "path": p.path,
-            "message": p.message, "rule": p.rule, "unsupported": unsupported(p)}
+    return {"file": name, "location": p.location, "severity": p.severity, "offset": p.offset,
+            "path": p.path, "message": p.message, "rule": p.rule, "unsupported": unsupported(p)}
 
 
 def problem_line(name: str, p: Problem) -> str:
-    """``p`` of the input ``name`` as ``FILE:OFFSET: severity: path: message [rule]``."""
+    """``p`` of the input ``name`` as ``FILE:OFFSET: severity: path: message
+    [rule]``; ``FILE:LOCATION:OFFSET: ...`` for a chunk inside a container
+    (LOCATION ``/group/ds[2,0]``, OFFSET in the file holding the chunk)."""
     severity = "unsupported" if unsupported(p) else p.severity
-    return f"{name}:{p.offset}: {severity}: {p.path}: {p.message} [{p.rule}]"
+    where = f"{name}:{p.location}" if p.location else name
+    return f"{where}:{p.offset}: {severity}: {p.path}: {p.message} [{p.rule}]"

@@ -206,8 +206,17 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
     C-Blosc2 3.3.5 or suspicious), a byte offset inside the input, a field
     path and the id of the rule in ``specs/``.  Never raises for bytes input
     (a path that cannot be read raises OSError).
+
+    A path may also name an HDF5 file or a zarr store (v2 or v3, sharded
+    or not): every chunk of every Blosc dataset or array is checked, and
+    each Problem has the chunk's ``location`` (``"/group/ds[2,0]"``) and an
+    offset in the file holding it (:mod:`.containers`; an HDF5 file needs
+    h5py, else :class:`~.containers.ExtraNeeded`, an ImportError).
     """
     if isinstance(src, (str, os.PathLike)):
+        from . import containers      # it runs this module's checks on every chunk
+        if containers.container_kind(src) is not None:
+            return containers.validate_container(src, deep=deep)
         if stat.S_ISDIR(os.stat(src).st_mode):
             index = Path(src) / ff.SFRAME_INDEX
             return check_frame(memoryview(index.read_bytes()), directory=Path(src), deep=deep)
