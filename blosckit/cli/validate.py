@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..tools.validate import validate
+from . import containers
 from .problems import has_errors, problem_dict, problem_line, shifted, status
 from .progress import Progress
 from .report import EXIT_OK, InputError, UsageError, emit, guarded, worse
@@ -47,6 +48,11 @@ def _empty_directories(args: argparse.Namespace) -> int:
 
 
 def _one(args: argparse.Namespace, name: str) -> int:
+    where = containers.target(name)
+    if where is not None:
+        if where[1] is not None or args.offset is not None:
+            raise UsageError("validate checks a whole HDF5 file or zarr store: name the file")
+        return containers.validate(args, name, where[0])
     src = load(name, args.offset)
     note = Progress(f"validating {name}", src.size)
     note.status(f"validating {name} ({human(src.size)}, deep={args.deep})...")

@@ -9,6 +9,7 @@ needed: blosckit reads the stored bytes itself.  specs/containers.md#hdf5.
 """
 from __future__ import annotations
 
+import errno
 import mmap
 from pathlib import Path
 from typing import Iterator
@@ -31,7 +32,10 @@ def _h5py():
 def open_hdf5(path: Path) -> Container:
     """The Blosc datasets of the HDF5 file at ``path``, in name order."""
     h5py = _h5py()
-    f = h5py.File(path, "r")
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:              # h5py's errors carry no errno: name what it said
+        raise OSError(errno.EIO, f"h5py cannot open it ({e})", str(path)) from None
     try:
         with open(path, "rb") as fh:
             mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
