@@ -14,7 +14,8 @@ import pytest
 import blosckit
 from blosckit.cli.problems import problem_line
 from blosckit.tools.arrays import read_array
-from blosckit.tools.containers import StoredChunk, open_container
+from blosckit.tools.containers import StoredChunk
+from blosckit.tools.stores import open_container
 
 import cli_runner
 from oracles import oracle
@@ -311,3 +312,26 @@ def test_cli_without_h5py_says_so_in_one_line(h5file):
     assert r.returncode == 3
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert "h5py" in r.stderr and "blosckit[hdf5]" in r.stderr
+
+
+def test_zarr_unreadable_metadata_is_an_error_at_the_array(stores, tmp_path):
+    import shutil
+    p = tmp_path / "v2.zarr"
+    shutil.copytree(stores["v2"], p)
+    (p / "g" / "a" / ".zarray").write_text('{"shape": [50, 40], "dtype": "<i8"}')
+    problems = blosckit.validate(p)
+    assert [(q.location, q.offset, q.path, q.rule) for q in problems] == [
+        ("/g/a", 0, "g/a/.zarray", "T-zarr-metadata")]
+    assert "chunks" in problems[0].message
+
+
+def test_zarr_codec_after_blosc_is_a_warning(tmp_path):
+    p = tmp_path / "gz.zarr"
+    z = zarr.create_array(str(p), shape=(40,), chunks=(10,), dtype="<i4",
+                          compressors=[zarr.codecs.BloscCodec(cname="lz4"),
+                                       zarr.codecs.GzipCodec()])
+    z[:] = np.arange(40, dtype="<i4")
+    problems = blosckit.validate(p)
+    assert [(q.severity, q.location, q.rule) for q in problems] == [
+        ("warning", "/", "T-container-codec")]
+    assert "gzip" in problems[0].message

@@ -18,11 +18,13 @@ from ..errors import Problem
 from ..formats import npy
 from ..tools.arrays import read_array
 from ..tools.containers import (Container, StoredArray, StoredChunk, container_kind, describe,
-                                open_container, split_location, validate_container)
+                                split_location)
+from ..tools.stores import open_container
+from ..tools.validate import validate_container
 from ..tools.scan import scan
 from .output import write_output
 from .problems import has_errors, problem_dict, problem_line, status
-from .report import EXIT_OK, UsageError, emit
+from .report import EXIT_OK, InputError, UsageError, emit
 from .source import Source
 
 _CHUNK = re.compile(r"^(?P<array>.*)\[(?P<coords>\d+(?:,\d+)*)?\]$")
@@ -53,6 +55,17 @@ def _array(c: Container, name: str) -> StoredArray:
         raise UsageError(e.args[0]) from None
 
 
+def _some_arrays(c: Container) -> None:
+    """A container named to be checked holds Blosc data (InputError, exit
+    1, when it holds none: nothing was checked)."""
+    if not c.arrays:
+        raise InputError(f"no {_NOUN[c.kind]} in this {describe(c.kind)} (nothing to check)")
+
+
+_NOUN = {"hdf5": "dataset stored with the Blosc (32001) or Blosc2 (32026) filter",
+         "zarr": "array compressed by Blosc"}
+
+
 def _one_chunk(a: StoredArray, coords: tuple) -> StoredChunk:
     for item in a.chunks():
         if isinstance(item, StoredChunk) and item.coords == coords:
@@ -67,8 +80,10 @@ def _one_chunk(a: StoredArray, coords: tuple) -> StoredChunk:
 
 def validate(args: argparse.Namespace, name: str, path: str) -> int:
     """``blosckit validate`` of a container: its problems, one per line."""
+    with open_container(path) as c:
+        _some_arrays(c)
+        kind = c.kind
     problems = validate_container(path, deep=args.deep)
-    kind = container_kind(path)
     if args.json:
         emit({"file": name, "kind": kind, "valid": not has_errors(problems),
               "problems": [problem_dict(name, p) for p in problems]})
@@ -94,6 +109,7 @@ def _array_dict(a: StoredArray) -> dict:
 def info(args: argparse.Namespace, name: str, path: str) -> int:
     """``blosckit info`` of a container: its Blosc datasets or arrays."""
     with open_container(path) as c:
+        _some_arrays(c)
         arrays = [_array_dict(a) for a in c.arrays]
         kind = c.kind
     problems = validate_container(path)
@@ -135,9 +151,9 @@ def scan_container(args: argparse.Namespace, name: str, path: str,
                 if not isinstance(item, StoredChunk) or coords not in (None, item.coords):
                     continue
                 count += 1
-                _scan_chunk(args, name, item)
+                _scan_chunk(args, path, item)
     if not args.json:
-        print(f"{name}: {count} chunk(s) found", file=sys.stderr)
+        print(f"{path}: {count} chunk(s) found", file=sys.stderr)
     return EXIT_OK
 
 

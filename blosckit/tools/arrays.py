@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ..chunk.read import decompress
+from ..errors import FormatError
 from ..frame.read import open_frame
 from ..formats.frame import looks_like_frame
 from .containers import ExtraNeeded, StoredArray, StoredChunk
@@ -51,7 +52,11 @@ def read_array(a: StoredArray):
     for chunk in a.chunks():
         if not isinstance(chunk, StoredChunk):
             raise ValueError(f"{chunk.location}: {chunk.message}")
-        raw = chunk_items(chunk)
+        try:
+            raw = chunk_items(chunk)
+        except FormatError as e:          # in the container's terms: the file's offsets
+            raise type(e)(f"{e.message} (chunk {chunk.location})", e.offset + chunk.offset,
+                          e.path, rule=e.rule) from None
         if len(raw) != want:
             raise ValueError(f"{chunk.location}: decodes to {len(raw)} bytes, "
                              f"not the {want} of a chunk of {list(a.chunkshape)}")

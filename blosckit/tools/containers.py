@@ -5,10 +5,11 @@ directory with ``.zarray``, ``.zgroup`` or ``zarr.json``) and opened as a
 list of :class:`StoredArray`, one per dataset or array stored with Blosc,
 each listing its chunks as :class:`StoredChunk` (where the stored bytes lie,
 named by dataset and chunk coordinates).  :func:`validate_container` runs
-blosckit's chunk and frame checks on every chunk; each Problem carries the
-chunk's ``location`` and a byte offset in the file that holds the chunk.
-The readers are :mod:`.hdf5` (h5py: the chunk index) and :mod:`.zarr_store`
-(the JSON metadata and the files; no zarr library needed).
+blosckit's chunk and frame checks on every chunk (:mod:`.validate`); each
+Problem carries the chunk's ``location`` and a byte offset in the file that
+holds the chunk.  The readers are :mod:`.hdf5` (h5py: the chunk index) and
+:mod:`.zarr_store` (the JSON metadata and the files; no zarr library
+needed); :mod:`.stores` opens either.
 specs/containers.md.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..errors import Problem
 from ..formats.signatures import is_hdf5
 
 __all__ = ["ExtraNeeded", "StoredChunk", "StoredArray", "Container", "container_kind",
-           "open_container", "validate_container", "split_location"]
+           "in_container", "split_location"]
 
 ZARR_MARKS = (".zarray", ".zgroup", "zarr.json")
 _HEAD = 65536 + 8                 # the last place the HDF5 signature may be (user blocks)
@@ -130,41 +131,10 @@ def container_kind(path: str | os.PathLike) -> str | None:
         return "hdf5" if is_hdf5(fh.read(_HEAD)) else None
 
 
-def open_container(path: str | os.PathLike) -> Container:
-    """The container at ``path`` (see :func:`container_kind`); ValueError
-    when it is none, :class:`ExtraNeeded` when h5py is missing for an HDF5
-    file."""
-    kind = container_kind(path)
-    if kind == "hdf5":
-        from .hdf5 import open_hdf5
-        return open_hdf5(Path(path))
-    if kind == "zarr":
-        from .zarr_store import open_zarr
-        return open_zarr(Path(path))
-    raise ValueError(f"{path}: not an HDF5 file or a zarr store")
-
-
 def in_container(p: Problem, chunk: StoredChunk) -> Problem:
     """``p`` of the Blosc data of ``chunk`` (offsets in those bytes) in the
     container's terms: at the chunk's location, offsets in its file."""
     return replace(p, offset=p.offset + chunk.offset, location=chunk.location)
-
-
-def validate_container(path: str | os.PathLike, *, deep: bool = True) -> list[Problem]:
-    """Every problem of every Blosc chunk of the container at ``path``, each
-    at its chunk's location and at a byte offset in the file that holds
-    it, in name then chunk order; ``[]`` when all are valid."""
-    from .validate import validate
-    out: list[Problem] = []
-    with open_container(path) as c:
-        for a in c.arrays:
-            out += a.problems
-            for item in a.chunks():
-                if isinstance(item, Problem):
-                    out.append(item)
-                elif item.blosc:
-                    out += [in_container(p, item) for p in validate(item.blosc_data, deep=deep)]
-    return out
 
 
 def split_location(name: str) -> tuple[str, str | None]:
