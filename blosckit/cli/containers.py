@@ -23,7 +23,7 @@ from ..tools.stores import open_container
 from ..tools.validate import validate_container
 from ..tools.scan import scan
 from .output import write_output
-from .problems import has_errors, problem_dict, problem_line, status
+from .problems import has_errors, problem_dict, problem_line, report, status
 from .report import EXIT_OK, InputError, UsageError, emit
 from .source import Source
 
@@ -83,16 +83,7 @@ def validate(args: argparse.Namespace, name: str, path: str) -> int:
     with open_container(path) as c:
         _some_arrays(c)
         kind = c.kind
-    problems = validate_container(path, deep=args.deep)
-    if args.json:
-        emit({"file": name, "kind": kind, "valid": not has_errors(problems),
-              "problems": [problem_dict(name, p) for p in problems]})
-    else:
-        for p in problems:
-            print(problem_line(name, p), flush=True)
-        if not problems and not args.quiet:
-            print(f"{name}: ok ({describe(kind)})", flush=True)
-    return status(problems)
+    return report(args, name, kind, validate_container(path, deep=args.deep), describe(kind))
 
 
 def _array_dict(a: StoredArray) -> dict:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ..errors import Problem
 from ..formats.rules import RULES
-from .report import EXIT_CORRUPT, EXIT_OK, EXIT_UNSUPPORTED
+from .report import EXIT_CORRUPT, EXIT_OK, EXIT_UNSUPPORTED, emit
 
 
 def has_errors(problems: list[Problem]) -> bool:
@@ -33,6 +33,21 @@ def status(problems: list[Problem]) -> int:
 def shifted(p: Problem, base: int) -> Problem:
     """``p`` of a structure read at byte ``base`` of the file, in file offsets."""
     return p if not base else replace(p, offset=p.offset + base)
+
+
+def report(args, name: str, kind: str, problems: list[Problem], kind_text: str) -> int:
+    """``validate``'s output for one input: a JSON object (``--json``) or a
+    line per problem (``FILE: ok (KIND_TEXT)`` when none, unless quiet);
+    returns the exit status."""
+    if args.json:
+        emit({"file": name, "kind": kind, "valid": not has_errors(problems),
+              "problems": [problem_dict(name, p) for p in problems]})
+    else:
+        for p in problems:
+            print(problem_line(name, p), flush=True)
+        if not problems and not args.quiet:
+            print(f"{name}: ok ({kind_text})", flush=True)
+    return status(problems)
 
 
 def problem_dict(name: str, p: Problem) -> dict:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ..tools.validate import validate
 from . import containers
-from .problems import has_errors, problem_dict, problem_line, shifted, status
+from .problems import report, shifted
 from .progress import Progress
-from .report import EXIT_OK, InputError, UsageError, emit, guarded, worse
+from .report import EXIT_OK, InputError, UsageError, guarded, worse
 from .sizes import human
 from .source import is_sframe, load
 from .walk import holds_inputs, looks_blosc, walk
@@ -58,15 +58,7 @@ def _one(args: argparse.Namespace, name: str) -> int:
     note.status(f"validating {name} ({human(src.size)}, deep={args.deep})...")
     problems = [shifted(p, src.base) for p in validate(src.target, deep=args.deep)]
     note.close()
-    if args.json:
-        emit({"file": name, "kind": src.kind, "valid": not has_errors(problems),
-              "problems": [problem_dict(name, p) for p in problems]})
-    else:
-        for p in problems:
-            print(problem_line(name, p), flush=True)
-        if not problems and not args.quiet:
-            print(f"{name}: ok ({src.kind})", flush=True)
-    return status(problems)
+    return report(args, name, src.kind, problems, src.kind)
 
 
 def _nothing_in(directory: str) -> int:

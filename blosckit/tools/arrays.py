@@ -14,18 +14,9 @@ from ..chunk.read import decompress
 from ..errors import FormatError
 from ..frame.read import open_frame
 from ..formats.frame import looks_like_frame
-from .containers import ExtraNeeded, StoredArray, StoredChunk
+from .containers import StoredArray, StoredChunk, optional
 
 __all__ = ["read_array", "chunk_items"]
-
-
-def _numpy():
-    try:
-        import numpy
-    except ImportError as e:
-        raise ExtraNeeded(f"decoding a dataset or array needs numpy ({e}): "
-                          "pip install numpy") from None
-    return numpy
 
 
 def chunk_items(chunk: StoredChunk) -> bytes:
@@ -43,7 +34,7 @@ def chunk_items(chunk: StoredChunk) -> bytes:
 def read_array(a: StoredArray):
     """The dataset or array ``a`` as a NumPy array of its dtype; ValueError
     when it stores its items through something blosckit does not undo."""
-    np = _numpy()
+    np = optional("numpy", "decoding a dataset or array", "pip install numpy")
     if a.decodable is not None:
         raise ValueError(f"{a.name}: blosckit cannot decode its items: {a.decodable}")
     dtype = np.dtype(a.dtype if not isinstance(a.dtype, list) else [tuple(f) for f in a.dtype])

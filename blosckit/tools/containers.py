@@ -14,9 +14,11 @@ specs/containers.md.
 """
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import ModuleType
 from typing import Callable, Iterator
 
 from ..errors import Problem
@@ -32,6 +34,15 @@ _HEAD = 65536 + 8                 # the last place the HDF5 signature may be (us
 class ExtraNeeded(ImportError):
     """An optional dependency that reading this input needs is missing; the
     message names the extra to install."""
+
+
+def optional(module: str, needed_for: str, install: str) -> ModuleType:
+    """The optional module ``module``, imported; :class:`ExtraNeeded` naming
+    what it is ``needed_for`` and the ``install`` command when it is missing."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ExtraNeeded(f"{needed_for} needs {module} ({e}): {install}") from None
 
 
 @dataclass(frozen=True)

@@ -15,23 +15,14 @@ from pathlib import Path
 from typing import Iterator
 
 from ..formats.container import BLOSC_FILTERS, FLETCHER32, blosc_tail, codec_problems
-from .containers import ChunkItem, Container, ExtraNeeded, StoredArray, StoredChunk
+from .containers import ChunkItem, Container, StoredArray, StoredChunk, optional
 
 __all__ = ["open_hdf5"]
 
 
-def _h5py():
-    try:
-        import h5py
-    except ImportError as e:
-        raise ExtraNeeded(f"reading HDF5 files needs h5py ({e}): "
-                          "pip install 'blosckit[hdf5]'") from None
-    return h5py
-
-
 def open_hdf5(path: Path) -> Container:
     """The Blosc datasets of the HDF5 file at ``path``, in name order."""
-    h5py = _h5py()
+    h5py = optional("h5py", "reading HDF5 files", "pip install 'blosckit[hdf5]'")
     try:
         f = h5py.File(path, "r")
     except OSError as e:              # h5py's errors carry no errno: name what it said
