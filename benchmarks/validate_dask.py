@@ -45,7 +45,8 @@ def _throughput(names: list[str], workers: int) -> float:
     """Files per second validated on a LocalCluster of ``workers``."""
     from distributed import Client, LocalCluster, as_completed
 
-    from blosckit.cli.distributed import BATCH, check_batch
+    from blosckit.cli.distributed import BATCH
+    from blosckit.cli.validate import check_batch
     batches = [names[k:k + BATCH] for k in range(0, len(names), BATCH)]
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:

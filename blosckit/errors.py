@@ -75,12 +75,17 @@ def _rebuild(cls, message, offset, path, rule):
 class Problem:
     """One finding of the validator: ``severity`` is ``"error"`` (the input is
     invalid) or ``"warning"`` (legal, but suspicious or misread by C-Blosc2);
-    ``offset`` is a byte offset inside the input; ``rule`` the id in ``specs/``."""
+    ``offset`` is a byte offset inside the input; ``rule`` the id in ``specs/``.
+    ``location`` names the chunk inside a container (an HDF5 file, a zarr
+    store): its dataset or array and chunk coordinates, ``"/group/ds[2,0]"``;
+    ``""`` for a bare chunk or frame.  Inside a container ``offset`` is in the
+    file that holds the chunk (the ``.h5`` file, a zarr chunk or shard file)."""
     severity: str
     offset: int
     path: str
     message: str
     rule: str
+    location: str = ""
 
     def relocated(self, base: int, root: str) -> Problem:
         """As :meth:`FormatError.relocated`."""
@@ -89,4 +94,5 @@ class Problem:
                        message=_relocated_message(self.message, self.path, path))
 
     def __str__(self) -> str:
-        return f"{self.offset}: {self.severity}: {self.path}: {self.message} [{self.rule}]"
+        where = f"{self.location}:" if self.location else ""
+        return f"{where}{self.offset}: {self.severity}: {self.path}: {self.message} [{self.rule}]"

@@ -54,8 +54,10 @@ def test_dask_gives_the_plain_runs_verdicts_and_resumes(tmp_path):
     partial.write_text("".join(run.stdout.splitlines(keepends=True)[:120]) + '{"file": "cut')
     rest = subprocess.run([sys.executable, "-m", "blosckit", "validate", "--dask", "--resume",
                            partial, d], capture_output=True, text=True, timeout=600)
-    assert rest.returncode == 1, rest.stderr
     assert len(rest.stdout.splitlines()) == 303 - 120
+    # the status is that of the inputs this run checked
+    assert rest.returncode == (1 if any(not x.get("valid", False)
+                                        for x in _lines(rest.stdout)) else 0), rest.stderr
     resumed = partial.read_text().rsplit("\n", 1)[0] + "\n" + rest.stdout
     assert _lines(resumed) == _lines(plain.stdout)
 

@@ -12,6 +12,7 @@ from ..chunk.read import decompress
 from ..errors import FormatError
 from ..formats import npy
 from ..frame.read import Frame, open_frame
+from . import containers
 from .output import check_output, write_output
 from .progress import Progress
 from .report import EXIT_OK, UsageError
@@ -23,6 +24,15 @@ NPY_SUFFIX = ".npy"
 def run(args: argparse.Namespace) -> int:
     """Decode IN to OUT and say what became of it on stderr."""
     check_output(args.output, [args.input], args.force)
+    where = containers.target(args.input)
+    if where is not None:
+        if args.offset is not None or args.stored:
+            raise UsageError("--offset and --stored read chunk or frame files, not an HDF5 "
+                             "file or zarr store")
+        n = containers.decompress(args, *where)
+        print(f"{args.input}: array -> {n} bytes -> "
+              f"{args.output}", file=sys.stderr)
+        return EXIT_OK
     src = load(args.input, args.offset)
     try:
         n = _decompress(src, args)

@@ -18,35 +18,15 @@ import json
 import os
 import re
 import sys
+from typing import Callable
 
-from ..errors import FormatError
-from ..tools.validate import validate
-from .problems import has_errors, problem_dict, status
 from .progress import Progress
-from .report import EXIT_OK, UsageError, emit, failure, failure_line, worse
-from .source import load
+from .report import EXIT_OK, UsageError, worse
 
-__all__ = ["run", "check_batch", "BATCH"]
+__all__ = ["run", "is_address", "done_inputs", "BATCH", "LOCAL"]
 
 BATCH = 200                    # input names per task
 LOCAL = "local"                # --dask without an address
-
-
-def check_batch(names: list[str], deep: bool) -> list[tuple[int, dict]]:
-    """On a worker: each input's exit status and JSON record (a failure's
-    record for an input that cannot be read), as the plain run makes them."""
-    out = []
-    for name in names:
-        try:
-            src = load(name)
-            problems = validate(src.target, deep=deep)
-            out.append((status(problems), {
-                "file": name, "kind": src.kind, "valid": not has_errors(problems),
-                "problems": [problem_dict(name, p) for p in problems]}))
-        except (FormatError, OSError, ValueError, MemoryError) as e:
-            code, rec = failure(name, e)
-            out.append((code, {"error": rec}))
-    return out
 
 
 def is_address(text: str) -> bool:
@@ -75,8 +55,10 @@ def done_inputs(path: str) -> set[str]:
     return seen
 
 
-def run(args: argparse.Namespace, inputs: list[str]) -> int:
-    """Validate ``inputs`` on dask; every result is one JSON line."""
+def run(args: argparse.Namespace, inputs: list[str], check: Callable) -> int:
+    """Validate ``inputs`` on dask, ``check`` (the plain run's handling of
+    a batch of inputs, run on a worker: see ``validate.check_batch``) giving
+    each input's status, JSON lines and stderr lines."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -91,13 +73,14 @@ def run(args: argparse.Namespace, inputs: list[str]) -> int:
     note = Progress("validating on dask", len(inputs), "files", threshold=1)
     worst = EXIT_OK
     with _client(args.dask, Client, LocalCluster) as client:
-        futures = [client.submit(check_batch, b, args.deep, pure=False) for b in batches]
+        futures = [client.submit(check, b, args.deep, pure=False) for b in batches]
         for fut in as_completed(futures):
-            for code, rec in fut.result():
+            for code, lines, errors in fut.result():
                 worst = worse(worst, code)
-                if "error" in rec:
-                    print(f"blosckit: {failure_line(rec['error'])}", file=sys.stderr)
-                emit(rec)
+                for line in errors:
+                    print(line, file=sys.stderr)
+                for line in lines:
+                    print(line, flush=True)
                 note.advance(1)
             fut.release()
     note.close()

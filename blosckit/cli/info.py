@@ -15,7 +15,8 @@ from ..formats.describe import chunk_codec
 from ..frame.read import open_frame
 from ..tools.validate import validate
 from .problems import has_errors, problem_dict, problem_line, shifted, status, unsupported
-from .report import each, emit
+from . import containers
+from .report import UsageError, each, emit
 from .sizes import size_text
 from .source import Source, load, relocated
 
@@ -29,7 +30,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one(args: argparse.Namespace, name: str) -> int:
-    src = load(name, args.offset)
+    where = containers.target(name)
+    if where is not None and args.offset is not None:
+        raise UsageError("--offset reads a chunk or frame file, not an HDF5 file or zarr store")
+    src = None if where is None else containers.chunk_source(name, *where)
+    if where is not None and src is None:
+        return containers.info(args, name, where[0])
+    src = src or load(name, args.offset)
     try:
         d = chunk_info(src) if src.kind == "chunk" else frame_info(src)
     except FormatError as e:

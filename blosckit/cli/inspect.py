@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 from ..errors import FormatError
 from ..frame.read import open_frame
 from ..tools.inspect import Node, chunk_nodes, frame_nodes
+from . import containers
 from .report import EXIT_OK, UsageError, each, emit, failure, failure_line
 from .source import Source, load
 
@@ -26,7 +27,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one(args: argparse.Namespace, name: str) -> int:
-    src = load(name, args.offset)
+    where = containers.target(name)
+    if where is not None and (args.offset is not None or args.chunk is not None):
+        raise UsageError("--offset and --chunk read chunk or frame files; name a chunk of an "
+                         "HDF5 file or zarr store as FILE:/group/ds[2,0]")
+    src = None if where is None else containers.chunk_source(name, *where)
+    if where is not None and src is None:
+        return _container(args, name, *where)
+    src = src or load(name, args.offset)
     if args.chunk is not None and src.kind != "chunk":
         _check_chunk_number(src, args.chunk)
     records: list[dict] = []
@@ -40,6 +48,21 @@ def _one(args: argparse.Namespace, name: str) -> int:
         print(f"blosckit: {failure_line(rec)} (inspection stopped here)", file=sys.stderr,
               flush=True)
     return status
+
+
+def _container(args: argparse.Namespace, name: str, path: str, location: str | None) -> int:
+    """The datasets or arrays of a container and where each chunk lies."""
+    colour = _COLOUR_CHOICE.get(args.color, sys.stdout.isatty())
+    records = []
+    for d in containers.container_nodes(path, location):
+        if args.json:
+            records.append(d)
+        else:
+            print(node_text(d, colour))
+    if args.json:
+        emit({"file": name, "kind": containers.container_kind(path), "nodes": records,
+              "stopped": None})
+    return EXIT_OK
 
 
 def _each_node(src: Source, chunk: int | None, keep: Callable[[dict], None]

@@ -3,9 +3,11 @@ make, a JSON object and a ``FILE:OFFSET: severity: path: message [rule]``
 line each."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import Problem
 from ..formats.rules import RULES
-from .report import EXIT_CORRUPT, EXIT_OK, EXIT_UNSUPPORTED
+from .report import EXIT_CORRUPT, EXIT_OK, EXIT_UNSUPPORTED, emit
 
 
 def has_errors(problems: list[Problem]) -> bool:
@@ -30,16 +32,34 @@ def status(problems: list[Problem]) -> int:
 
 def shifted(p: Problem, base: int) -> Problem:
     """``p`` of a structure read at byte ``base`` of the file, in file offsets."""
-    return p if not base else Problem(p.severity, p.offset + base, p.path, p.message, p.rule)
+    return p if not base else replace(p, offset=p.offset + base)
+
+
+def report(args, name: str, kind: str, problems: list[Problem], kind_text: str) -> int:
+    """``validate``'s output for one input: a JSON object (``--json``) or a
+    line per problem (``FILE: ok (KIND_TEXT)`` when none, unless quiet);
+    returns the exit status."""
+    if args.json:
+        emit({"file": name, "kind": kind, "valid": not has_errors(problems),
+              "problems": [problem_dict(name, p) for p in problems]})
+    else:
+        for p in problems:
+            print(problem_line(name, p), flush=True)
+        if not problems and not args.quiet:
+            print(f"{name}: ok ({kind_text})", flush=True)
+    return status(problems)
 
 
 def problem_dict(name: str, p: Problem) -> dict:
     """``p`` of the input ``name`` as a JSON-able record."""
-    return {"file": name, "severity": p.severity, "offset": p.offset, "path": p.path,
-            "message": p.message, "rule": p.rule, "unsupported": unsupported(p)}
+    return {"file": name, "location": p.location, "severity": p.severity, "offset": p.offset,
+            "path": p.path, "message": p.message, "rule": p.rule, "unsupported": unsupported(p)}
 
 
 def problem_line(name: str, p: Problem) -> str:
-    """``p`` of the input ``name`` as ``FILE:OFFSET: severity: path: message [rule]``."""
+    """``p`` of the input ``name`` as ``FILE:OFFSET: severity: path: message
+    [rule]``; ``FILE:LOCATION:OFFSET: ...`` for a chunk inside a container
+    (LOCATION ``/group/ds[2,0]``, OFFSET in the file holding the chunk)."""
     severity = "unsupported" if unsupported(p) else p.severity
-    return f"{name}:{p.offset}: {severity}: {p.path}: {p.message} [{p.rule}]"
+    where = f"{name}:{p.location}" if p.location else name
+    return f"{where}:{p.offset}: {severity}: {p.path}: {p.message} [{p.rule}]"

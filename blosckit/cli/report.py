@@ -39,6 +39,8 @@ def failure(name: str, e: Exception, base: int = 0) -> tuple[int, dict]:
         status = EXIT_UNSUPPORTED if severity == "unsupported" else EXIT_CORRUPT
         return status, {"file": name, "severity": severity, "offset": e.offset + base,
                         "path": e.path, "message": e.message, "rule": e.rule}
+    if isinstance(e, ImportError):       # an optional extra this input needs
+        return EXIT_UNSUPPORTED, {"file": name, "severity": "unsupported", "message": str(e)}
     if isinstance(e, InputError):
         return EXIT_CORRUPT, {"file": name, "severity": "error", "message": str(e)}
     if isinstance(e, (UsageError, ValueError)):

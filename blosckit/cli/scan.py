@@ -7,6 +7,7 @@ import functools
 import sys
 
 from ..tools.scan import scan
+from . import containers
 from .report import EXIT_OK, each, emit
 from .source import load_file
 
@@ -17,6 +18,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one(args: argparse.Namespace, name: str) -> int:
+    where = containers.target(name)
+    if where is not None:
+        return containers.scan_container(args, name, *where)
     src = load_file(name, "scan")
     found = scan(src.data)
     for f in found:

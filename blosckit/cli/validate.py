@@ -3,15 +3,17 @@ sparse frame directories and the directories to walk."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import io
 import sys
 from pathlib import Path
 
 from ..tools.validate import validate
-from . import distributed
-from .problems import has_errors, problem_dict, problem_line, shifted, status
+from . import containers, distributed
+from .problems import report, shifted
 from .progress import Progress
-from .report import EXIT_OK, InputError, UsageError, emit, guarded, worse
+from .report import EXIT_OK, InputError, UsageError, guarded, worse
 from .sizes import human
 from .source import is_sframe, load
 from .walk import holds_inputs, looks_blosc, walk
@@ -29,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dask is not None:
         return distributed.run(args, [name for name, named in inputs
                                       if named or not Path(name).is_file()
-                                      or looks_blosc(name)])
+                                      or looks_blosc(name)], check_batch)
     if args.resume is not None:
         raise UsageError("--resume continues a --dask run: give --dask too")
     if args.offset is not None and len(inputs) > 1:
@@ -58,20 +60,31 @@ def _empty_directories(args: argparse.Namespace) -> int:
 
 
 def _one(args: argparse.Namespace, name: str) -> int:
+    where = containers.target(name)
+    if where is not None:
+        if where[1] is not None or args.offset is not None:
+            raise UsageError("validate checks a whole HDF5 file or zarr store: name the file")
+        return containers.validate(args, name, where[0])
     src = load(name, args.offset)
     note = Progress(f"validating {name}", src.size)
     note.status(f"validating {name} ({human(src.size)}, deep={args.deep})...")
     problems = [shifted(p, src.base) for p in validate(src.target, deep=args.deep)]
     note.close()
-    if args.json:
-        emit({"file": name, "kind": src.kind, "valid": not has_errors(problems),
-              "problems": [problem_dict(name, p) for p in problems]})
-    else:
-        for p in problems:
-            print(problem_line(name, p), flush=True)
-        if not problems and not args.quiet:
-            print(f"{name}: ok ({src.kind})", flush=True)
-    return status(problems)
+    return report(args, name, src.kind, problems, src.kind)
+
+
+def check_batch(names: list[str], deep: bool) -> list[tuple[int, list[str], list[str]]]:
+    """On a dask worker (``--dask``): each input as a plain ``--json`` run
+    handles it: its exit status, the JSON lines it prints and its stderr
+    lines (so both runs give the same verdicts)."""
+    args = argparse.Namespace(json=True, deep=deep, quiet=True, offset=None, traceback=False)
+    out = []
+    for name in names:
+        so, se = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
+            code = guarded(name, functools.partial(_one, args, name), args)
+        out.append((code, so.getvalue().splitlines(), se.getvalue().splitlines()))
+    return out
 
 
 def _nothing_in(directory: str) -> int:

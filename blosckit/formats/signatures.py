@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["FRAME_MAGIC", "FRAME_MAGIC_AT", "looks_like"]
+__all__ = ["FRAME_MAGIC", "FRAME_MAGIC_AT", "HDF5_MAGIC", "looks_like", "is_hdf5"]
 
 # The frame signature, after the header's fixarray and str-8 markers (a test
 # checks the position against every frame header layout).
@@ -21,7 +21,7 @@ FRAME_MAGIC_AT = 2
 # Signature at byte 0 -> what the file is and what to do with it.
 _AT_START = (
     (b"\x89HDF\r\n\x1a\n", "an HDF5 file: its datasets' Blosc chunks are inside it "
-                           "(`blosckit scan FILE` lists them; h5py with hdf5plugin reads them)"),
+                           "(name the file to `blosckit validate` or `blosckit scan`)"),
     (b"\x93NUMPY", "a NumPy .npy file (`blosckit compress FILE OUT` makes a frame of it)"),
     (b"\x28\xb5\x2f\xfd", "a zstd frame, not a Blosc chunk (`zstd -d` decodes it)"),
     (b"\x1f\x8b", "a gzip stream, not a Blosc chunk (`gzip -d` decodes it)"),
@@ -31,6 +31,16 @@ _AT_START = (
 # HDF5 files may start with a user block of 512, 1024, 2048 ... bytes.
 _HDF5_USER_BLOCKS = tuple(512 << k for k in range(8))
 _SNIFF = 4096            # bytes of a text file looked at
+HDF5_MAGIC = _AT_START[0][0]
+
+
+def is_hdf5(src) -> bool:
+    """The bytes ``src`` (a whole file, or at least its first 64 KiB + 8)
+    hold the HDF5 signature at byte 0 or after a user block."""
+    mv = memoryview(src)
+    n = len(mv)
+    return any(at + len(HDF5_MAGIC) <= n and bytes(mv[at:at + len(HDF5_MAGIC)]) == HDF5_MAGIC
+               for at in (0, *_HDF5_USER_BLOCKS))
 
 
 def looks_like(src) -> str | None:
@@ -43,11 +53,8 @@ def looks_like(src) -> str | None:
     for magic, what in _AT_START:
         if head.startswith(magic):
             return what
-    n = len(memoryview(src))
-    hdf5 = _AT_START[0]
-    if any(at + len(hdf5[0]) <= n and bytes(memoryview(src)[at:at + len(hdf5[0])]) == hdf5[0]
-           for at in _HDF5_USER_BLOCKS):
-        return hdf5[1]
+    if is_hdf5(src):
+        return _AT_START[0][1]
     return _text(head)
 
 

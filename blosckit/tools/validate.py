@@ -12,6 +12,8 @@ import stat
 from pathlib import Path
 
 from . import divergences
+from .containers import container_kind, in_container
+from .stores import open_container
 from ..frame import read as _frame
 from ..frame.remote import fetch_whole, is_url
 from ..chunk import read as _chunk
@@ -22,7 +24,7 @@ from ..formats import chunk as fc
 from ..formats import frame as ff
 from ..formats.rules import Collect
 
-__all__ = ["validate", "Problem"]
+__all__ = ["validate", "validate_container", "Problem"]
 
 
 
@@ -207,7 +209,14 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
     C-Blosc2 3.3.5 or suspicious), a byte offset inside the input, a field
     path and the id of the rule in ``specs/``.  Never raises for bytes input
     (a path that cannot be read raises OSError).  A URL (``https://``,
-    ``s3://``, ...: fsspec) is read with one byte-range request.
+    ``s3://``, ...: fsspec) of a chunk or contiguous frame is read with one
+    byte-range request.
+
+    A path may also name an HDF5 file or a zarr store (v2 or v3, sharded
+    or not): every chunk of every Blosc dataset or array is checked, and
+    each Problem has the chunk's ``location`` (``"/group/ds[2,0]"``) and an
+    offset in the file holding it (:func:`validate_container`; an HDF5 file
+    needs h5py, else :class:`~.containers.ExtraNeeded`, an ImportError).
     """
     if is_url(src):
         mv, close = fetch_whole(src)
@@ -216,6 +225,8 @@ def validate(src, *, deep: bool = True) -> list[Problem]:
         finally:
             close()
     if isinstance(src, (str, os.PathLike)):
+        if container_kind(src) is not None:
+            return validate_container(src, deep=deep)
         if stat.S_ISDIR(os.stat(src).st_mode):
             index = Path(src) / ff.SFRAME_INDEX
             return check_frame(memoryview(index.read_bytes()), directory=Path(src), deep=deep)
@@ -234,3 +245,19 @@ def _check(mv: memoryview, deep: bool) -> list[Problem]:
         problems += divergence_warnings(mv)
         problems += check_trailing(mv)
     return problems
+
+
+def validate_container(path: str | os.PathLike, *, deep: bool = True) -> list[Problem]:
+    """Every problem of every Blosc chunk of the container at ``path``, each
+    at its chunk's location and at a byte offset in the file that holds
+    it, in name then chunk order; ``[]`` when all are valid."""
+    out: list[Problem] = []
+    with open_container(path) as c:
+        for a in c.arrays:
+            out += a.problems
+            for item in a.chunks():
+                if isinstance(item, Problem):
+                    out.append(item)
+                elif item.blosc:
+                    out += [in_container(p, item) for p in _check(as_view(item.blosc_data), deep)]
+    return out
