@@ -14,6 +14,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -121,13 +122,17 @@ def _plan(frame: Frame) -> _Plan:
 def frame_metadata(frame: Frame) -> dict[str, Any]:
     """The ``zarr.json`` (a dict) of the array ``frame`` shows: shape, chunk
     shape and dtype from the ``b2nd`` metalayer (for a plain frame: its
-    items, see specs/zarr.md), the dtype's default fill value, zarr's
+    items, see specs/zarr.md), the item of zero bytes as fill value, zarr's
     default chunk keys and the one codec :class:`B2ndCodec`."""
     return _metadata(_plan(frame))
 
 
 def _metadata(plan: _Plan) -> dict[str, Any]:
-    zdtype = parse_dtype(plan.dtype, zarr_format=3)
+    with warnings.catch_warnings():
+        # zarr's warning that |S, <U and record types have no v3 spec yet:
+        # zarr gives it again when it reads this metadata
+        warnings.simplefilter("ignore")
+        zdtype = parse_dtype(plan.dtype, zarr_format=3)
     config: dict[str, Any] = {"chunk_shape": list(plan.chunk_shape)}
     if plan.block_shape is not None:
         config["block_shape"] = list(plan.block_shape)
@@ -142,7 +147,9 @@ def _metadata(plan: _Plan) -> dict[str, Any]:
         "chunk_grid": {"name": "regular",
                        "configuration": {"chunk_shape": list(plan.chunk_shape)}},
         "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-        "fill_value": zdtype.to_json_scalar(zdtype.default_scalar(), zarr_format=3),
+        # the item of zero bytes: what python-blosc2 pads with and a zeros
+        # special chunk holds (zarr's own default fails for some record types)
+        "fill_value": zdtype.to_json_scalar(np.zeros((), plan.dtype)[()], zarr_format=3),
         "codecs": [{"name": CODEC_NAME, "configuration": config}],
         "attributes": {},
         "storage_transformers": [],
@@ -228,18 +235,24 @@ class FrameStore(Store):
 
     def chunk_bytes(self, ci: int) -> bytes:
         """Chunk ``ci`` as the frame stores it (a special entry as the
-        equivalent special chunk); for an array frame checked first to hold
-        a padded chunk of its blocks, by its header (F-b2nd, at its offset
-        in the frame)."""
-        data = self.frame.chunk(ci)
+        equivalent special chunk), checked first by its header to hold the
+        frame's chunk size (F-chunk) and, in an array frame, blocks of the
+        array's block size (F-b2nd): FormatError at its place in the frame."""
+        e, view = self.frame.locate(ci)
+        if view is None:
+            return self.frame.chunk(ci)
+        try:
+            nbytes, _, _ = chunk_sizes(view)
+        except FormatError as err:
+            raise err.relocated(e.start, e.chunk_path) from None
+        self.frame.check_nbytes(e, nbytes)
         b = self.frame.b2nd
         if b is not None:
-            nbytes, _, _ = chunk_sizes(data)
             for problem in b.chunk_problems(ci, nbytes):
                 if problem.severity == "error":
                     raise FormatError(problem.message, problem.offset, problem.path,
                                       rule=problem.rule)
-        return data
+        return bytes(view)
 
     def _keys(self) -> Iterator[str]:
         yield METADATA_KEY
@@ -422,8 +435,8 @@ class B2ndCodec(ArrayBytesCodec):
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(arr)
 
     async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
-        raise PermissionError(f"{CODEC_NAME} only decodes: frames are written with "
-                              "blosckit.compress_b2nd or python-blosc2")
+        raise PermissionError(f"{CODEC_NAME} is read-only: it decodes a frame's chunks, "
+                              "frames are written with blosckit.compress_b2nd or python-blosc2")
 
 
 register_codec(CODEC_NAME, B2ndCodec)
