@@ -319,3 +319,17 @@ def test_importing_blosckit_imports_no_zarr():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_the_codec_refuses_a_chunk_of_another_size():
+    codec = B2ndCodec(chunk_shape=(4, 4), block_shape=(2, 2), endian="little")
+    right = blosc2.compress2(np.arange(16, dtype="<i4").tobytes(), typesize=4)
+    got = codec.decode_chunk(right, (4, 4), np.dtype("<i4"))
+    # the blocks of 2x2 put back: python-blosc2 does not undo a layout of a bare chunk
+    assert got.tolist() == [[0, 1, 4, 5], [2, 3, 6, 7], [8, 9, 12, 13], [10, 11, 14, 15]]
+    short = blosc2.compress2(bytes(60), typesize=4)
+    with pytest.raises(blosckit.FormatError) as e:
+        codec.decode_chunk(short, (4, 4), np.dtype("<i4"))
+    assert (e.value.rule, e.value.path, e.value.offset) == ("F-b2nd", "chunk.header.nbytes", 4)
+    with pytest.raises(ValueError, match="endian"):
+        B2ndCodec(chunk_shape=(4,), endian="middle")
