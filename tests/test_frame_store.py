@@ -198,7 +198,7 @@ def test_a_region_asks_for_the_chunks_it_touches_only(tmp_path):
 
 
 def test_dask_from_zarr(tmp_path):
-    da = pytest.importorskip("dask.array", reason="dask is not installed")
+    da = oracle("dask.array")
     a = _items((13, 17), "<f4")
     path = tmp_path / "a.b2nd"
     b = blosc2.asarray(a, chunks=(5, 6), blocks=(2, 3), urlpath=str(path))

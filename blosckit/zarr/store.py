@@ -1,4 +1,4 @@
-"""A Blosc2 frame shown to zarr as a zarr v3 array (specs/zarr.md).
+"""A Blosc2 frame shown to zarr as a zarr v3 array (specs/frame.md#zarr-array).
 
 :class:`FrameStore` is a read-only zarr v3 store over one frame: its
 ``zarr.json`` is made from the frame header and the ``b2nd`` metalayer, and
@@ -17,7 +17,7 @@ import sys
 import warnings
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 try:
     import numpy as np
@@ -32,7 +32,7 @@ except ImportError as e:             # the optional extra, named in the message
                       f"({e})") from None
 
 from ..chunk.read import chunk_sizes, decompress_into
-from ..errors import FormatError
+from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import chunk as fc
 from ..frame.b2nd import chunk_items
@@ -81,6 +81,14 @@ def _byte_order(dtype) -> str | None:
     return orders.pop() if orders else None
 
 
+def _raise_first_error(problems: Iterable[Problem]) -> None:
+    """The first error among the validator's ``problems``, raised as the
+    reader raises it (warnings do not stop a read)."""
+    for p in problems:
+        if p.severity == "error":
+            raise FormatError(p.message, p.offset, p.path, rule=p.rule)
+
+
 @dataclass(frozen=True)
 class _Plan:
     """How a frame is shown to zarr: the array's ``shape`` and ``chunk_shape``
@@ -100,10 +108,7 @@ def _plan(frame: Frame) -> _Plan:
     zarr chunk grid can show (chunks of varying size)."""
     b = frame.b2nd
     if b is not None:
-        for problem in [*b.grid_problems(), *b.dtype_problems()]:
-            if problem.severity == "error":
-                raise FormatError(problem.message, problem.offset, problem.path,
-                                  rule=problem.rule)
+        _raise_first_error([*b.grid_problems(), *b.dtype_problems()])
         dtype = b.numpy_dtype()
         return _Plan(b.shape, b.chunkshape, b.blockshape, dtype,
                      tuple(fb.chunk_grid(b.shape, b.chunkshape)))
@@ -122,7 +127,7 @@ def _plan(frame: Frame) -> _Plan:
 def frame_metadata(frame: Frame) -> dict[str, Any]:
     """The ``zarr.json`` (a dict) of the array ``frame`` shows: shape, chunk
     shape and dtype from the ``b2nd`` metalayer (for a plain frame: its
-    items, see specs/zarr.md), the item of zero bytes as fill value, zarr's
+    items, see specs/frame.md#zarr-array), the item of zero bytes as fill value, zarr's
     default chunk keys and the one codec :class:`B2ndCodec`."""
     return _metadata(_plan(frame))
 
@@ -167,7 +172,8 @@ class FrameStore(Store):
     coordinates); a chunk key is answered with the chunk as the frame stores
     it.  Only the header, the metalayers and the offsets index are read when
     the store is made; a chunk when zarr asks for it.  Every write raises
-    ``PermissionError``.  Picklable when made from a path (it is reopened)."""
+    ``PermissionError``.  Picklable (for dask's processes): a store of a
+    path is reopened from it, one of bytes carries a copy of them."""
 
     supports_writes = False
     supports_deletes = False
@@ -179,7 +185,6 @@ class FrameStore(Store):
                                   "never writes one")
         super().__init__(read_only=True)
         self.path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
-        self._source = path if self.path is None else None
         self._load(path)
 
     def _load(self, src) -> None:
@@ -195,11 +200,12 @@ class FrameStore(Store):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         Store.__init__(self, read_only=True)
-        self.path, self._source = state["path"], state["source"]
-        self._load(self.path if self.path is not None else self._source)
+        self.path = state["path"]
+        self._load(self.path if self.path is not None else state["source"])
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FrameStore) and self.path is not None \
+        # stores of the same file are equal; one made from bytes, only to itself
+        return other is self or isinstance(other, FrameStore) and self.path is not None \
             and other.path == self.path
 
     def __hash__(self) -> int:
@@ -248,10 +254,7 @@ class FrameStore(Store):
         self.frame.check_nbytes(e, nbytes)
         b = self.frame.b2nd
         if b is not None:
-            for problem in b.chunk_problems(ci, nbytes):
-                if problem.severity == "error":
-                    raise FormatError(problem.message, problem.offset, problem.path,
-                                      rule=problem.rule)
+            _raise_first_error(b.chunk_problems(ci, nbytes))
         return bytes(view)
 
     def _keys(self) -> Iterator[str]:
@@ -311,7 +314,7 @@ class FrameStore(Store):
         return len(self.frame.chunk(ci))
 
     # -- writing: refused
-    def _refuse(self, what: str):
+    def _refuse(self, what: str) -> NoReturn:
         raise PermissionError(f"FrameStore is read-only: cannot {what} {self!r} "
                               "(the frame is changed with blosckit's frame editor)")
 
