@@ -29,6 +29,7 @@ ORACLES = {
     "h5py": "h5py (HDF5)",
     "hdf5plugin": "hdf5plugin (the HDF5 Blosc and Blosc2 filters)",
     "zarr": "zarr",
+    "dask.array": "dask (dask.array.from_zarr)",
     "numcodecs": "numcodecs (zarr's Blosc codec)",
     "imagecodecs": "imagecodecs (its Blosc2 codec)",
     "numpy": "numpy",

@@ -28,7 +28,7 @@ from .shapes import default_shapes
 if TYPE_CHECKING:
     from .read import Frame
 
-__all__ = ["B2nd", "b2nd_meta", "chunk_data", "iter_chunk_data", "compress_b2nd"]
+__all__ = ["B2nd", "b2nd_meta", "chunk_data", "chunk_items", "iter_chunk_data", "compress_b2nd"]
 
 
 class B2nd:
@@ -241,7 +241,7 @@ class B2nd:
         strides = _strides(self.grid)
         for corner in _grid([b - a + 1 for a, b in zip(first, last)]):
             k = [a + c for a, c in zip(first, corner)]
-            chunk = _chunk_items(self._chunk(sum(x * s for x, s in zip(k, strides))),
+            chunk = chunk_items(self._chunk(sum(x * s for x, s in zip(k, strides))),
                                  self.chunkshape, self.blockshape, dtype)
             if box is None:
                 box = numpy().empty(shape, dtype)
@@ -281,7 +281,7 @@ class B2nd:
         return [p.relocated(self.offset, self.path) for p in sink.problems]
 
 
-def _chunk_items(data, cshape: Sequence[int], bshape: Sequence[int], dtype):
+def chunk_items(data, cshape: Sequence[int], bshape: Sequence[int], dtype):
     """A decoded chunk as a NumPy array over its padded chunk extents: the
     blocks, stored one after another, put back in their places."""
     np = numpy()
