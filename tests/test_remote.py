@@ -140,3 +140,18 @@ def test_file_urls_read_as_paths(served):
     _, _, root, _ = served
     with blosckit.open_frame(f"file://{root / 'many.b2frame'}") as f:
         assert f.decompress_chunk(3) == np.arange(300, 400, dtype="<i4").tobytes()
+
+
+def test_a_frame_store_by_url_reads_only_the_chunks_a_region_touches(served):
+    """blosckit.zarr.FrameStore over a URL: zarr's reading equals
+    python-blosc2's, and a region costs one request per chunk it touches."""
+    zarr = oracle("zarr")
+    from blosckit.zarr import FrameStore
+    url, server, root, a = served
+    store, log = _count(server, lambda: FrameStore(f"{url}/a.b2nd"))
+    assert len(log) <= 3, log
+    z = zarr.open_array(store, mode="r")
+    region, log = _count(server, lambda: z[35:50, 38:45, 70:])
+    assert (region == a[35:50, 38:45, 70:]).all()
+    assert len(log) == 2, log
+    assert (z[...] == blosc2.open(str(root / "a.b2nd"))[...]).all()

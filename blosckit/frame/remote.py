@@ -20,6 +20,7 @@ import mmap
 import os
 import re
 import tempfile
+import threading
 from bisect import bisect_right
 from typing import Any
 
@@ -62,6 +63,7 @@ class RangeFile:
         self.size = int(fs.size(path))
         self.requests = 1
         self._have: list[tuple[int, int]] = []        # fetched ranges, sorted, disjoint
+        self._lock = threading.Lock()
         self._tmp = tempfile.TemporaryFile(prefix="blosckit-remote-")
         self._tmp.truncate(self.size)
         self._map = mmap.mmap(self._tmp.fileno(), 0, access=mmap.ACCESS_READ) if self.size \
@@ -70,18 +72,22 @@ class RangeFile:
 
     def ensure(self, start: int, end: int) -> None:
         """Bytes ``start`` to ``end`` are fetched (one request for whatever
-        part of them is missing)."""
+        part of them is missing).  Thread-safe: zarr asks for chunks from
+        several threads."""
         start, end = max(0, start), min(self.size, end)
-        if start >= end or self._covered(start, end):
+        if start >= end:
             return
-        data = self._fs.cat_file(self._path, start=start, end=end)
-        self.requests += 1
-        if len(data) != end - start:
-            raise OSError(f"{self.url}: asked for bytes {start}..{end}, got {len(data)}")
-        self._tmp.seek(start)
-        self._tmp.write(data)
-        self._tmp.flush()
-        self._add(start, end)
+        with self._lock:
+            if self._covered(start, end):
+                return
+            data = self._fs.cat_file(self._path, start=start, end=end)
+            self.requests += 1
+            if len(data) != end - start:
+                raise OSError(f"{self.url}: asked for bytes {start}..{end}, got {len(data)}")
+            self._tmp.seek(start)
+            self._tmp.write(data)
+            self._tmp.flush()
+            self._add(start, end)
 
     def _covered(self, start: int, end: int) -> bool:
         k = bisect_right(self._have, (start, float("inf"))) - 1

@@ -36,7 +36,8 @@ from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import chunk as fc
 from ..frame.b2nd import chunk_items
-from ..frame.read import Frame, open_frame
+from ..frame.edit import open_frame
+from ..frame.read import Frame
 
 if TYPE_CHECKING:
     from typing import Self
