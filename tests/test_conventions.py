@@ -112,3 +112,13 @@ def test_blosc2_numcodecs_and_zarr_not_imported_by_blosckit():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("module, missing, extra", [("blosckit.numcodecs", "numcodecs", "numcodecs"),
+                                                    ("blosckit.zarr", "zarr", "zarr")])
+def test_missing_extra_named(module, missing, extra):
+    code = (f"import sys; sys.modules[{missing!r}] = None\n"
+            f"try:\n    import {module}\nexcept ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert f"blosckit[{extra}]" in out
