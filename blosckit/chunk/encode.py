@@ -19,6 +19,7 @@ from ..codecs import filters as _filters
 from ..codecs import zstd as _zstd
 from ..formats import build as _build
 from ..formats import chunk as fc
+from . import conventions
 from .header import SPECIAL_KINDS, header
 # FORMATS, MAX_BUFFERSIZE and MAX_THREADS are compress's limits: the CLI reads them here
 from .plan import FORMATS, MAX_BUFFERSIZE, MAX_THREADS, Plan, get_plan
@@ -251,7 +252,8 @@ def byte_view(src) -> tuple[memoryview, int]:
 
 def compress(src, *, typesize: int | None = None, codec: str = "blosclz", clevel: int = 5,
              filters=("shuffle",), blocksize: int = 0, splitmode: str = "forward_compat",
-             dict: bool = False, format: str = "blosc2", nthreads: int = 1) -> bytes:
+             dict: bool = False, format: str = "blosc2", nthreads: int = 1,
+             cparams=None) -> bytes:
     """Compress ``src`` into one chunk, byte for byte as C-Blosc2
     (``format="blosc2"``) or C-Blosc 1.x (``format="blosc1"``) would.
 
@@ -264,8 +266,15 @@ def compress(src, *, typesize: int | None = None, codec: str = "blosclz", clevel
     mode writes it, which may also hold delta: C-Blosc2 reads such chunks,
     C-Blosc 1.x cannot, since it has no delta).  See the README's Python API
     section for the other parameters; bad ones raise ValueError before any
-    work.
+    work.  ``codec``, ``filters`` and ``splitmode`` also take python-blosc2's
+    ``Codec`` / ``Filter`` / ``SplitMode`` members.  ``cparams``: a
+    python-blosc2 ``CParams`` or a dict of its fields, used instead of the
+    other parameters but ``format`` (then left at their defaults) with python-blosc2's
+    defaults for the fields it leaves out, as ``blosc2.compress2`` does.
     """
+    if cparams is not None:
+        return compress(src, format=format, **_cparams_args(
+            cparams, typesize, codec, clevel, filters, blocksize, splitmode, dict, nthreads))
     view, itemsize = byte_view(src)
     if typesize is None:
         typesize = itemsize
@@ -284,6 +293,15 @@ def compress(src, *, typesize: int | None = None, codec: str = "blosclz", clevel
         if dictionary is not None:
             return _assemble(plan, view, nthreads, dictionary, True)
     return _assemble(plan, view, nthreads, None, False)
+
+
+def _cparams_args(cparams, *given) -> dict:
+    """compress's arguments from ``cparams``; ValueError when a parameter it
+    replaces was passed too (python-blosc2 refuses both as well)."""
+    defaults = (None, "blosclz", 5, ("shuffle",), 0, "forward_compat", False, 1)
+    if given != defaults:
+        raise ValueError("pass either cparams or the parameters it holds, not both")
+    return conventions.from_cparams(cparams)
 
 
 def _small_dict_chunk(plan: Plan, view: memoryview, nthreads: int) -> bytes:

@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from . import stune
+from . import conventions, stune
 from ..codecs.registry import CODECS_BY_NAME
 from ..formats import chunk as fc
 from ..formats import enums
@@ -239,7 +239,9 @@ def _check_numbers(typesize, clevel, blocksize, nthreads, fmt: str) -> None:
     # reader (C-Blosc2 and blosckit included) accepts, whatever the input size
     check_int("blocksize", blocksize, 0, MAX_BLOCKSIZE)
     check_int("nthreads", nthreads, 1, MAX_THREADS)
-    if blocksize and blocksize % typesize:
+    # C-Blosc 1.x rounds a forced block size down to whole items itself
+    # (stune.blocksize_blosc1); C-Blosc2 would store a size it cannot read
+    if blocksize and blocksize % typesize and fmt != "blosc1":
         raise ValueError(f"blocksize {blocksize} is not a multiple of typesize {typesize}")
 
 
@@ -263,7 +265,11 @@ def make_plan(nbytes: int, typesize, codec, clevel, filters, blocksize, splitmod
               fmt, nthreads) -> Plan:
     """The plan for ``nbytes`` of input with :func:`blosckit.compress`'s
     parameters (``use_dict``: its ``dict``, ``fmt``: its ``format``);
-    ValueError for a bad one."""
+    ValueError for a bad one.  Codec, filter and split mode may be
+    python-blosc2's enum members (see conventions)."""
+    codec = conventions.codec_name(codec)
+    splitmode = conventions.splitmode_name(splitmode)
+    filters = conventions.filters_named(filters)
     codec_obj = _codec(codec, fmt)
     _check_numbers(typesize, clevel, blocksize, nthreads, fmt)
     _check_modes(splitmode, use_dict)

@@ -628,17 +628,27 @@ def _decompress(src, nthreads: int, max_nbytes: int) -> bytes:
     return _buffers.finish(obj)
 
 
-decompress = native.fast_decompressor(_FAST, _decompress)
-decompress.__name__ = decompress.__qualname__ = "decompress"
-decompress.__module__ = __name__
-decompress.__doc__ = """Decode a whole chunk of any format version.
+_decompress_new = native.fast_decompressor(_FAST, _decompress)
+
+
+def decompress(src, *, nthreads: int = 1, max_nbytes: int = MAX_NBYTES, dst=None):
+    """Decode a whole chunk of any format version.
 
     ``nthreads`` (1..64) decodes blocks in parallel threads.  ``max_nbytes``
     caps the uncompressed size (bytes) a header may claim.  Raises
     FormatError / UnsupportedError for bad or undecodable input.  Common
     Blosc2 chunks are decoded by one native call; the Python reader handles
-    the rest and explains every rejection.
+    the rest and explains every rejection.  ``dst``: a writable bytes-like
+    object (at least nbytes long, else ValueError) that receives the data
+    instead of a new bytes object; None is returned then, as python-blosc2's
+    ``decompress2(src, dst)`` does.
     """
+    if dst is None:
+        return _decompress_new(src, nthreads=nthreads, max_nbytes=max_nbytes)
+    if max_nbytes != MAX_NBYTES:
+        _read(as_view(src), max_nbytes)     # a claim over max_nbytes: its FormatError
+    decompress_into(src, dst, nthreads=nthreads)
+    return None
 
 
 def decompress_into(src, dst, *, nthreads: int = 1) -> int:
