@@ -363,6 +363,7 @@ def _run_on_terminal(*args) -> tuple[int, str]:
     return p.wait(timeout=120), seen.decode(errors="replace")
 
 
+@pytest.mark.long
 def test_large_work_shows_progress_on_a_terminal_only(tmp_path):
     src = tmp_path / "big.bin"
     src.write_bytes(np.arange(10 << 20, dtype="<i8").tobytes())        # 80 MiB

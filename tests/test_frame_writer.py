@@ -426,6 +426,7 @@ def _peak_growth(target: str, total: int) -> dict:
     return json.loads(run.stdout)
 
 
+@pytest.mark.long
 def test_writing_a_256_mib_frame_keeps_memory_flat(tmp_path):
     """Peak RSS (VmHWM, KiB) grows by far less than the frame
     while 256 MiB of half-compressible data go through FrameWriter to a

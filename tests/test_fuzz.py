@@ -141,6 +141,7 @@ def test_fuzz_command_runs_and_prints_counts(tmp_path):
     assert unknown_slips(counts["slips"]) == [], counts["slips"]
 
 
+@pytest.mark.long
 def test_corpus_manifest_holds_for_blosckit(tmp_path):
     r = subprocess.run([sys.executable, "-m", "blosckit", "corpus", str(tmp_path / "c"),
                         "--count", "60"], capture_output=True, text=True, timeout=600)

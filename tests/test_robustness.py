@@ -36,7 +36,7 @@ from blosckit.formats.rules import OFFSETS
 from helpers import LONG, mutations, small_chunks
 
 SEED = 20250613
-COUNT = int(os.environ.get("BLOSCKIT_ROBUST_COUNT", 1_000_000 if LONG else 12_000))
+COUNT = int(os.environ.get("BLOSCKIT_ROBUST_COUNT", 1_000_000 if LONG else 6_000))
 WORKER = Path(__file__).with_name("robustness_run.py")
 SLOWEST_ALLOWED = 1.0
 TRAILER_LEN_AT = 22          # uint32 big-endian at len - 22
