@@ -108,7 +108,8 @@ def _outcome(fr: bytes):
         return (e.offset, e.path, e.rule)
 
 
-@pytest.mark.parametrize("group", [1 << 25, 8000, 4000])
+@pytest.mark.parametrize("group", [pytest.param(1 << 25, marks=pytest.mark.long), 8000,
+                                   pytest.param(4000, marks=pytest.mark.long)])
 def test_batch_decompress_equals_the_python_reader(monkeypatch, group):
     """Frame.decompress decodes runs of chunks in one native call (groups of
     ``group`` output bytes); on frames with special chunks, a short last

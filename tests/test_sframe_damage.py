@@ -210,6 +210,7 @@ def test_info_on_a_chunk_file_cut_to_nothing(sframes, tmp_path):
     assert "[T-truncated]" in r.stdout + r.stderr
 
 
+@pytest.mark.long
 def test_no_damage_to_an_index_file_exits_3(sframes, tmp_path):
     """Every byte of a python-blosc2 sparse frame's index file set to 0,
     0xff and each single-bit flip, and every cut: validate finds no error

@@ -104,6 +104,7 @@ def test_c_blosc2_decodes_every_compatible_chunk_to_data():
     assert wrong == []
 
 
+@pytest.mark.long
 def test_frames_open_in_python_blosc2_with_their_data():
     pairs = _draw_many(bst.frames(max_chunks=5, compatible_with="c-blosc2"), 150)
     counts = collections.Counter()
