@@ -1012,3 +1012,18 @@ def test_the_fuzz_loop_reaches_every_class(tmp_path):
     new = [k for k in report.by_category if ": NEW" in k
            and not any(k.endswith(f"[mutation {m}]") for m in KNOWN_NEW)]
     assert new == [], report.by_category
+
+
+def test_every_reader_survives_an_empty_array_under_its_memory_cap():
+    """Found by the atheris run: a b2nd frame of shape (3, 0).  The array
+    reader imported NumPy under the small memory cap the empty array earns;
+    NumPy's OpenBLAS could not start its threads and ended the process
+    (no exception to catch).  In a fresh interpreter, as the harness runs."""
+    blob = "nqhiMmZyYW1lANIAAAClzwAAAAAAAADIpBIAlALTAAAAAAAAAADTAAAAAAAAAADSAAAACNIAAAAA0gAAAEDRAADRAAHC2AYAAAAAAAAEAAAAAAAAAAAAk80AEd4AAaRiMm5k0gAAAGvcAAHGAAAANZcAApLTAAAAAAAAAAPTAAAAAAAAAACS0gAAAATSAAAAApLSAAAABNIAAAABANsAAAADPGY4lAGTzQAG3gAA3AAAzgAAACPYAAAAAAAAAAAAAAAAAAAAAAA="
+    code = ("import base64, sys\n"
+            "from blosckit.testing.readers import every_reader\n"
+            "r = every_reader(base64.b64decode(sys.argv[1]))\n"
+            "print(len(r.slips))\n")
+    run = subprocess.run([sys.executable, "-c", code, blob], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout.split() == ["0"], run.stderr[-2000:]

@@ -152,6 +152,16 @@ def _read_frame(src, max_nbytes: int) -> None:
             pass
 
 
+def _numpy_before_any_cap() -> None:
+    """Import NumPy (the array reader needs it) outside the memory caps: its
+    OpenBLAS starts threads when imported, and under a small cap it cannot
+    and ends the process (found by the atheris run on an empty array)."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        pass
+
+
 def _read_array(src, max_nbytes: int) -> None:
     with open_frame(src) as f:
         b = f.b2nd
@@ -204,6 +214,7 @@ def every_reader(src: bytes | str | os.PathLike, *, max_nbytes: int = MAX_NBYTES
     (module docstring).  ``max_nbytes`` is the cap given to the readers
     that take one; ``bound_memory`` runs each under
     :func:`address_space_cap` of its :func:`allowance`."""
+    _numpy_before_any_cap()
     is_dir = not isinstance(src, (bytes, bytearray, memoryview))
     blob = (Path(src) / ff.SFRAME_INDEX).read_bytes() if is_dir else bytes(src)
     is_frame = is_dir or ff.looks_like_frame(blob)
