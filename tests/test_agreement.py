@@ -220,7 +220,7 @@ def _check_cut(label: str, part: bytes, cut: int, read, wrong: list) -> None:
     assert e.message.startswith(f"the input ends at byte {cut}, inside {e.path}"), e
 
 
-@pytest.mark.parametrize("name", ["schunk", "b2nd", "chunk"])
+@pytest.mark.parametrize("name", ["schunk", pytest.param("b2nd", marks=pytest.mark.long), "chunk"])
 def test_a_truncation_is_its_own_rule_everywhere(name):
     """An input python-blosc2 wrote, cut at any byte: every tool reports the
     same T-truncated, at the cut, in plain words naming the structure the

@@ -50,6 +50,7 @@ def _chunks_until_covered():
             return
 
 
+@pytest.mark.long
 def test_500_chunks_cover_every_codec_filter_split_special_and_format():
     seen: dict[str, set] = collections.defaultdict(set)
     for data, chunk in _chunks_until_covered():

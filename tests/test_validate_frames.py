@@ -67,6 +67,7 @@ def _reader_rejects(blob) -> bool:
     return False
 
 
+@pytest.mark.long
 def test_validate_agrees_with_the_reader_on_damaged_frames():
     fr = _frame()
     blobs = [fr[:n] for n in range(0, len(fr), 7)]
