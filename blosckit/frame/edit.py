@@ -36,7 +36,8 @@ from ..formats import chunk as fc
 from ..formats import enums
 from ..formats import frame as ff
 from .build import (FRAME_VERSION, FRAME_VERSION_VL, PYTHON_BLOSC2_VLMETA_PARAMS,
-                    SPECIAL_OFFSET_CODES, compress_index, stored_trailer_body, vlmeta_chunk)
+                    SPECIAL_OFFSET_CODES, SPLITMODE_CODES, compress_index, stored_trailer_body,
+                    vlmeta_chunk)
 from .journal import Region, journal_path, roll_back, temporary, write_journal
 from .read import Frame
 from .remote import is_url, open_remote_frame
@@ -45,7 +46,8 @@ from .read import open_frame as _open_read
 __all__ = ["EditableFrame", "open_frame", "FileIO", "MOVE_BYTES"]
 
 MOVE_BYTES = 1 << 20          # the most bytes moved at a time when chunks shift
-_SPLITMODES = {0: "always", 1: "never", 2: "auto", 3: "forward_compat"}
+# the header's split-mode code -> compress()'s name (build.py holds the table)
+_SPLITMODES = {code: name for name, code in SPLITMODE_CODES.items()}
 # C-Blosc2 takes a stored chunk of exactly a header's length for no chunk
 # when it counts the bytes a replaced or deleted chunk frees
 _EMPTY_CHUNK = fc.LEN_EXTENDED
@@ -352,7 +354,7 @@ class EditableFrame:
         nbytes = f.chunk_nbytes(k) if f.chunksize > 0 else None
         if f.entries[k] < 0:
             return (nbytes if nbytes is not None else 0), 0
-        stored = fc.stored_chunk(f.chunk(k))
+        stored = fc.stored_chunk(f.chunk_view(k)[1])      # its header only: no copy
         cbytes = 0 if stored.cbytes == _EMPTY_CHUNK else stored.cbytes
         return stored.nbytes, cbytes
 
@@ -362,7 +364,8 @@ class EditableFrame:
         ref = next((j for j in range(min(f.nchunks, 2)) if j != skip), None)
         if ref is None:
             return
-        if f.entries[ref] >= 0 and fc.stored_chunk(f.chunk(ref)).vl_blocks != h.vl_blocks:
+        if f.entries[ref] >= 0 and \
+                fc.stored_chunk(f.chunk_view(ref)[1]).vl_blocks != h.vl_blocks:
             raise ValueError("a frame holds VL-block chunks or regular ones, not both "
                              "(C-Blosc2 refuses the mix)")
 
