@@ -335,3 +335,26 @@ def test_zarr_codec_after_blosc_is_a_warning(tmp_path):
     assert [(q.severity, q.location, q.rule) for q in problems] == [
         ("warning", "/", "T-container-codec")]
     assert "gzip" in problems[0].message
+
+
+def test_a_cut_hdf5_file_is_a_truncation_at_its_end(tmp_path):
+    """Found trying hostile input: h5py refuses a cut file with a message and
+    no offset; the superblock says how long the file is, so the cut is
+    T-truncated at the file's end, from validate() and the CLI."""
+    h5py = pytest.importorskip("h5py")
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    for libver in ("earliest", "latest"):              # superblock versions 0 and 3
+        p = tmp_path / f"d-{libver}.h5"
+        with h5py.File(p, "w", libver=libver) as f:
+            f.create_dataset("x", data=np.arange(10000, dtype="<f8").reshape(100, 100),
+                             chunks=(30, 30), **hdf5plugin.Blosc(cname="zstd"))
+        data = p.read_bytes()
+        cut = tmp_path / f"cut-{libver}.h5"
+        cut.write_bytes(data[:len(data) * 2 // 3])
+        assert blosckit.validate(p) == []
+        got = [(q.rule, q.offset, q.path) for q in blosckit.validate(cut)]
+        assert got == [("T-truncated", len(data) * 2 // 3, "hdf5")]
+        r = subprocess.run([sys.executable, "-m", "blosckit", "validate", str(cut)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1 and "[T-truncated]" in r.stdout + r.stderr
+        assert "Traceback" not in r.stderr

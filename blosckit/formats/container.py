@@ -15,7 +15,8 @@ from typing import Sequence
 
 import construct as cs
 
-from .rules import Collect, rule
+from .rules import Collect, fail, rule
+from .signatures import HDF5_MAGIC, hdf5_at
 
 __all__ = ["BLOSC_FILTERS", "FLETCHER32", "BLOSC_CODECS", "CRC32C_CODEC", "SHARDING_CODEC",
            "SHARD_ENTRY", "EMPTY", "crc32c", "blosc_tail", "ShardIndex", "read_shard_index",
@@ -31,6 +32,62 @@ CHECKSUM_BYTES = 4                # Fletcher32's and crc32c's checksums
 BLOSC_CODECS = frozenset({"blosc", "numcodecs.blosc", "blosckit.blosc"})
 CRC32C_CODEC = "crc32c"
 SHARDING_CODEC = "sharding_indexed"
+
+# specs/containers.md#hdf5 -- the start of an HDF5 superblock (after the
+# signature): its version, then fields up to the sizes of file offsets; the
+# end-of-file address (how long the file is, counted from the base address)
+# lies after them at a place that depends on the version
+HDF5_SUPERBLOCK = cs.Struct(
+    "version" / cs.Int8ul * "superblock version 0..3",
+    "v01" / cs.If(cs.this.version < 2, cs.Struct(
+        "free_space_version" / cs.Int8ul, "root_group_version" / cs.Int8ul,
+        "reserved0" / cs.Int8ul, "shared_header_version" / cs.Int8ul,
+        "size_of_offsets" / cs.Int8ul, "size_of_lengths" / cs.Int8ul,
+        "reserved1" / cs.Int8ul, "leaf_k" / cs.Int16ul, "internal_k" / cs.Int16ul,
+        "consistency_flags" / cs.Int32ul,
+        "indexed_k" / cs.If(cs.this._.version == 1, cs.Struct(
+            "k" / cs.Int16ul, "reserved" / cs.Int16ul)),
+        "base_address" / cs.BytesInteger(cs.this.size_of_offsets, swapped=True),
+        "free_space_address" / cs.BytesInteger(cs.this.size_of_offsets, swapped=True),
+        "eof_address" / cs.BytesInteger(cs.this.size_of_offsets, swapped=True))),
+    "v23" / cs.If(cs.this.version >= 2, cs.Struct(
+        "size_of_offsets" / cs.Int8ul, "size_of_lengths" / cs.Int8ul,
+        "consistency_flags" / cs.Int8ul,
+        "base_address" / cs.BytesInteger(cs.this.size_of_offsets, swapped=True),
+        "extension_address" / cs.BytesInteger(cs.this.size_of_offsets, swapped=True),
+        "eof_address" / cs.BytesInteger(cs.this.size_of_offsets, swapped=True))),
+)
+
+
+# bytes that hold the signature at its last user-block place and the superblock
+HDF5_HEAD = (64 << 10) + len(HDF5_MAGIC) + 64
+
+
+def hdf5_length_holds(head, size: int) -> None:
+    """FormatError (T-truncated, at the file's end) when the HDF5 file of
+    ``size`` bytes whose first :data:`HDF5_HEAD` bytes are ``head`` is
+    shorter than its superblock says."""
+    at = hdf5_at(head)
+    end = None if at is None else hdf5_declared_end(head, at)
+    if end is not None and at + end > size:
+        fail("T-truncated", size, "hdf5", f"the input ends at byte {size}, inside the HDF5 "
+             f"file (its superblock says it is {at + end} bytes)")
+
+
+def hdf5_declared_end(src, at: int) -> int | None:
+    """Where the HDF5 file whose signature starts at byte ``at`` of ``src``
+    ends, as its superblock says (the base address plus the end-of-file
+    address; bytes); None when the superblock cannot be read that far."""
+    try:
+        start = at + len(HDF5_MAGIC)
+        sb = HDF5_SUPERBLOCK.parse(bytes(memoryview(src)[start:start + 64]))
+    except (cs.ConstructError, ValueError):
+        return None
+    part = sb.v01 if sb.v01 is not None else sb.v23
+    if part is None:
+        return None
+    return part.base_address + part.eof_address
+
 
 # specs/containers.md#shard-index -- one entry per inner chunk, C order;
 # both fields all ones: the inner chunk is empty (its fill value)

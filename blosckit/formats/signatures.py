@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["FRAME_MAGIC", "FRAME_MAGIC_AT", "HDF5_MAGIC", "looks_like", "is_hdf5"]
+__all__ = ["FRAME_MAGIC", "FRAME_MAGIC_AT", "HDF5_MAGIC", "looks_like", "is_hdf5", "hdf5_at"]
 
 # The frame signature, after the header's fixarray and str-8 markers (a test
 # checks the position against every frame header layout).
@@ -34,13 +34,18 @@ _SNIFF = 4096            # bytes of a text file looked at
 HDF5_MAGIC = _AT_START[0][0]
 
 
-def is_hdf5(src) -> bool:
-    """The bytes ``src`` (a whole file, or at least its first 64 KiB + 8)
-    hold the HDF5 signature at byte 0 or after a user block."""
+def hdf5_at(src) -> int | None:
+    """Where the HDF5 signature lies in the bytes ``src`` (a whole file, or
+    at least its first 64 KiB + 8): byte 0 or after a user block; None."""
     mv = memoryview(src)
     n = len(mv)
-    return any(at + len(HDF5_MAGIC) <= n and bytes(mv[at:at + len(HDF5_MAGIC)]) == HDF5_MAGIC
-               for at in (0, *_HDF5_USER_BLOCKS))
+    return next((at for at in (0, *_HDF5_USER_BLOCKS) if at + len(HDF5_MAGIC) <= n
+                 and bytes(mv[at:at + len(HDF5_MAGIC)]) == HDF5_MAGIC), None)
+
+
+def is_hdf5(src) -> bool:
+    """The bytes ``src`` hold the HDF5 signature (see :func:`hdf5_at`)."""
+    return hdf5_at(src) is not None
 
 
 def looks_like(src) -> str | None:

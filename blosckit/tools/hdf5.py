@@ -11,18 +11,30 @@ from __future__ import annotations
 
 import errno
 import mmap
+import os
 from pathlib import Path
 from typing import Iterator
 
-from ..formats.container import BLOSC_FILTERS, FLETCHER32, blosc_tail, codec_problems
+from ..formats.container import (BLOSC_FILTERS, FLETCHER32, HDF5_HEAD, blosc_tail,
+                                  codec_problems, hdf5_length_holds)
 from .containers import ChunkItem, Container, StoredArray, StoredChunk, optional
 
 __all__ = ["open_hdf5"]
 
 
+def _check_length(path: Path) -> None:
+    """A file shorter than its superblock says: T-truncated at its end
+    (h5py's own refusal names no offset)."""
+    with open(path, "rb") as fh:
+        head = fh.read(HDF5_HEAD)
+        size = os.fstat(fh.fileno()).st_size
+    hdf5_length_holds(head, size)
+
+
 def open_hdf5(path: Path) -> Container:
     """The Blosc datasets of the HDF5 file at ``path``, in name order."""
     h5py = optional("h5py", "reading HDF5 files", "pip install 'blosckit[hdf5]'")
+    _check_length(path)
     try:
         f = h5py.File(path, "r")
     except OSError as e:              # h5py's errors carry no errno: name what it said

@@ -252,7 +252,11 @@ def validate_container(path: str | os.PathLike, *, deep: bool = True) -> list[Pr
     at its chunk's location and at a byte offset in the file that holds
     it, in name then chunk order; ``[]`` when all are valid."""
     out: list[Problem] = []
-    with open_container(path) as c:
+    try:
+        opened = open_container(path)
+    except FormatError as e:            # the container itself is damaged (a cut HDF5 file)
+        return [Problem("error", e.offset, e.path, e.message, e.rule or "?")]
+    with opened as c:
         for a in c.arrays:
             out += a.problems
             for item in a.chunks():
