@@ -17,7 +17,6 @@ needed: the ``remote`` extra.
 from __future__ import annotations
 
 import mmap
-import os
 import re
 import tempfile
 import threading
