@@ -238,7 +238,7 @@ def test_special_kind_of_blosc2_chunks():
 
 # The files that read chunks and frames: besides 0 and 1, every number in
 # their code is a name from the generated header.
-READERS = ("fastpath.c", "framecheck.c", "chunkdec.c", "chunkenc.c")
+READERS = ("fastpath.c", "framecheck.c", "framebuild.c", "chunkdec.c", "chunkenc.c")
 
 
 @pytest.mark.parametrize("name", READERS)

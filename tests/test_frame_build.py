@@ -502,3 +502,71 @@ def test_a_none_among_the_chunks_is_an_error_not_the_end():
     c = blosckit.compress(b"x" * 1000)
     with pytest.raises(TypeError):
         build_frame([c, c, None, c])
+
+
+@functools.cache
+def _many_chunks_schunk():
+    """300 chunks of 16 items, zeros (special chunks) now and then, a
+    short last chunk: python-blosc2's frame of them."""
+    sc = blosc2.SChunk(chunksize=64, cparams=blosc2.CParams(typesize=4, codec=blosc2.Codec.LZ4,
+                                                            clevel=5))
+    n = 300
+    data = np.arange(n * 16, dtype="<i4")
+    for i in range(n):
+        part = data[i * 16:(i + 1) * 16 - (8 if i == n - 1 else 0)]
+        sc.append_data(np.zeros_like(part) if i % 37 in (5, 6) else part)
+    return bytes(sc.to_cframe())
+
+
+@pytest.mark.parametrize("form", ["bytes", "memoryview", "generator", "mixed"])
+def test_many_chunks_in_any_form_rebuild_python_blosc2s_frame(form, monkeypatch):
+    """The short path reads the headers of a batch of chunks in one native
+    call; special chunks, the short last chunk, batch boundaries (batches
+    of 64 chunks here) and chunks of every accepted kind all give
+    python-blosc2's bytes."""
+    from blosckit.frame import build as fb
+    monkeypatch.setattr(fb, "_BATCH", 64)
+    ref = _many_chunks_schunk()
+    f = blosckit.open_frame(ref)
+    assert f.nchunks == 300 and "zeros" in f.offsets
+    chunks = [f.chunk(i) for i in range(f.nchunks)]
+    given = {"bytes": chunks, "memoryview": [memoryview(c) for c in chunks],
+             "generator": (c for c in chunks),
+             "mixed": [memoryview(c) if i % 3 == 0 else bytearray(c) if i % 3 == 1 else c
+                       for i, c in enumerate(chunks)]}[form]
+    calls = []
+    real = fb.native.plain_chunks
+    monkeypatch.setattr(fb.native, "plain_chunks", lambda *a: calls.append(a[2]) or real(*a))
+    assert build_frame(given, clevel=5) == ref
+    # batches of one kind of chunk go through the native run, mixed ones one by one
+    assert bool(calls) == (form != "mixed")
+
+
+def test_short_path_takes_what_the_chunk_by_chunk_test_takes():
+    """The native run over a batch stops where formats.chunk's
+    plain_chunk_test first says no, the offsets counted on the way."""
+    from array import array
+    from blosckit import native
+    from blosckit.formats import chunk as fc
+    from blosckit.frame import build as fb
+
+    c = blosckit.compress(np.arange(256, dtype="<i4"), codec="lz4")
+    special = blosckit.compress_special("zeros", 1024, typesize=4)
+    other_size = blosckit.compress(np.arange(200, dtype="<i4"), codec="lz4")
+    vl = blosckit.compress_vlblocks([b"ab" * 512])
+    alpha = bytes([3]) + c[1:]                   # a version of the alpha extended layout
+    lying = c[:12] + struct.pack("<i", len(c) + 1) + c[16:]
+    for odd in (special, other_size, vl, alpha, lying):
+        for at in (0, 1, 5):
+            chunks = [c] * at + [odd] + [c] * 3
+            heads = b"".join(x[:fc.LEN_EXTENDED] for x in chunks)
+            lens = array("q", [len(x) for x in chunks])
+            offsets = array("q", bytes(8 * len(chunks)))
+            k = native.plain_chunks(heads, lens, 0, 1024, False, fb._ODD_VERSIONS, 100, offsets)
+            test = fc.plain_chunk_test(1024, False)
+            want = next(i for i, x in enumerate(chunks) if test(x) < 0)
+            assert k == want == at
+            assert list(offsets[:k]) == [100 + len(c) * i for i in range(k)]
+            # from the chunk after the odd one on, the rest is taken
+            assert native.plain_chunks(heads, lens, at + 1, 1024, False, fb._ODD_VERSIONS,
+                                       0, offsets) == 3

@@ -23,9 +23,12 @@ flag, frame format version 3).
 """
 from __future__ import annotations
 
+import operator
 from array import array
-from typing import Any, Iterable, Iterator, Mapping
+from itertools import islice
+from typing import Any, Iterable, Mapping
 
+from .. import native
 from ..chunk.encode import compress
 from ..formats import chunk as fc
 from ..formats import enums
@@ -273,36 +276,54 @@ class FrameAssembler:
     def extend(self, chunks: Iterable) -> list:
         """:meth:`append` each of ``chunks`` after the last; the pieces to
         store, in order.  Once the frame is fixed-size with a full chunk
-        last, chunks of its size that are not special take a short path
-        (frames of many small chunks build at the speed of reading their
+        last, chunks of its size that are not special take a short path:
+        their headers are read by one native call per batch of chunks
+        (frames of many small chunks build at the speed of copying their
         headers); any other chunk goes through :meth:`append`."""
         out: list = []
         it = iter(chunks)
-        while True:
-            for chunk in it:
-                out += self.append(chunk)
-                if (self._last is not None and not self.variable
-                        and self._last.nbytes == self.chunksize):
-                    break
-            else:
-                return out
-            other = self._take_full_chunks(it, out)
-            if other is _END:
-                return out
-            out += self.append(other)
+        while batch := list(islice(it, _BATCH)):
+            run = _Batch(batch)
+            i, n = 0, len(batch)
+            while i < n:
+                last = self._last
+                if last is not None and not self.variable and last.nbytes == self.chunksize:
+                    i += self._take_full_chunks(run, i, out)
+                    if i == n:
+                        break
+                out += self.append(batch[i])
+                i += 1
+        return out
 
-    def _take_full_chunks(self, it: Iterator, out: list) -> Any:
-        """Store chunks of ``it`` while they are plain chunks of the frame's
-        size (bytes or flat memoryviews, sizes as their headers say); return
-        the first other chunk, ``_END`` when ``it`` is exhausted."""
+    def _take_full_chunks(self, run: _Batch, start: int, out: list) -> int:
+        """Store the chunks of ``run`` from ``start`` on while they are
+        plain chunks of the frame's size (bytes or flat memoryviews, sizes
+        as their headers say); how many were stored."""
         assert self._first is not None           # extend takes this path after a chunk
-        plain = fc.plain_chunk_test(self.chunksize, self._first.vl_blocks)
+        vl = self._first.vl_blocks
+        if run.heads is None:                    # chunks of mixed kinds, or short ones
+            return self._take_one_by_one(run.chunks, start, out, vl)
+        k = native.plain_chunks(run.heads, run.lens, start, self.chunksize, vl,
+                                _ODD_VERSIONS, self.cbytes, run.offsets)
+        if k:
+            end = start + k
+            self.entries.extend(run.offsets[start:end])
+            self._given.extend(_ONES[:k])       # (k <= _BATCH)
+            out.extend(run.chunks[start:end])
+            self.cbytes = run.offsets[end - 1] + run.lens[end - 1]
+            self._took(k, run.chunks[end - 1])
+        return k
+
+    def _take_one_by_one(self, chunks: list, start: int, out: list, vl: bool) -> int:
+        """:meth:`_take_full_chunks` a chunk at a time, for a batch the
+        native call cannot take whole."""
+        plain = fc.plain_chunk_test(self.chunksize, vl)
         put, given, keep = self.entries.append, self._given.append, out.append
-        cbytes, count, last, other = self.cbytes, 0, None, _END
-        for chunk in it:
+        cbytes, count, last = self.cbytes, 0, None
+        for k in range(start, len(chunks)):
+            chunk = chunks[k]
             n = plain(chunk) if type(chunk) is bytes or _flat_bytes(chunk) else -1
             if n < 0:
-                other = chunk
                 break
             put(cbytes)
             given(1)
@@ -311,11 +332,15 @@ class FrameAssembler:
             count += 1
             last = chunk
         self.cbytes = cbytes
+        if last is not None:
+            self._took(count, last)
+        return count
+
+    def _took(self, count: int, last) -> None:
+        """Count ``count`` plain chunks stored, ``last`` the last of them."""
         self.nbytes += count * self.chunksize
         self._count += count
-        if last is not None:
-            self._last = fc.stored_chunk(last)
-        return other
+        self._last = fc.stored_chunk(last)
 
     def _turns_variable(self, k: int, nbytes: int) -> bool:
         """Whether a chunk of ``nbytes`` coming now makes the frame
@@ -419,7 +444,47 @@ def _check_recorded(clevel: int, splitmode: str) -> None:
         raise ValueError(f"clevel must be 0..9, got {clevel}")
 
 
-_END = object()              # _take_full_chunks: the chunks ran out
+_BATCH = 1 << 14             # chunks whose headers one native call reads
+_ONES = b"\x01" * _BATCH
+# chunk versions whose extended header has another layout (never plain chunks)
+_ODD_VERSIONS = bytes(1 if v in fc.EXTENDED_LAYOUTS else 0 for v in range(256))
+_HEAD = operator.itemgetter(slice(0, fc.LEN_EXTENDED))
+_NDIM, _ITEMSIZE = operator.attrgetter("ndim"), operator.attrgetter("itemsize")
+_CONTIGUOUS = operator.attrgetter("c_contiguous")
+
+
+class _Batch:
+    """Chunks :meth:`FrameAssembler.extend` takes together.  When they are
+    all bytes, or all flat contiguous byte memoryviews, of ``LEN_EXTENDED``
+    bytes or more each, :attr:`heads` holds the first ``LEN_EXTENDED``
+    bytes of each end to end and ``lens`` their lengths, read with no
+    Python step per chunk (else None: the chunks go one by one);
+    ``offsets`` receives their index entries.  Read when first needed."""
+    __slots__ = ("chunks", "lens", "offsets", "_heads", "_read")
+
+    def __init__(self, chunks: list):
+        self.chunks = chunks
+        self.lens = self.offsets = self._heads = None
+        self._read = False
+
+    @property
+    def heads(self) -> bytes | None:
+        if not self._read:
+            self._read = True
+            chunks = self.chunks
+            kinds = set(map(type, chunks))
+            if kinds != {bytes} and not (kinds == {memoryview}
+                                         and set(map(_NDIM, chunks)) == {1}
+                                         and set(map(_ITEMSIZE, chunks)) == {1}
+                                         and all(map(_CONTIGUOUS, chunks))):
+                return None
+            heads = b"".join(map(_HEAD, chunks))
+            if len(heads) != fc.LEN_EXTENDED * len(chunks):
+                return None                  # a chunk shorter than an extended header
+            self._heads = heads
+            self.lens = array("q", list(map(len, chunks)))
+            self.offsets = array("q", bytes(len(heads) // fc.LEN_EXTENDED * self.lens.itemsize))
+        return self._heads
 
 
 def _flat_bytes(chunk) -> bool:

@@ -22,7 +22,7 @@ __all__ = [
     "delta_encode_into", "delta_decode_into",
     "bytedelta_encode_into", "bytedelta_decode_into", "trunc_prec_into",
     "decode_chunk", "encode_blocks", "make_codec_table", "decompress_fast",
-    "decompress_fast_into", "copy_runs",
+    "decompress_fast_into", "copy_runs", "plain_chunks",
 ]
 
 _LEVELS = ("scalar", "sse2", "avx2")
@@ -573,6 +573,26 @@ def check_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: i
                          chunksize, last_nbytes, table, scratch, chunksize if deep else 0,
                          _ffi.from_buffer("uint8_t[]", status))
     return bytes(status)
+
+
+def plain_chunks(heads, lens, start: int, nbytes: int, vl_blocks: bool, odd_versions: bytes,
+                 cbytes: int, offsets) -> int:
+    """How many chunks from chunk ``start`` on a fixed-size frame of chunks
+    of ``nbytes`` stores as they are (see framebuild.c): ``heads`` holds
+    each chunk's first BK_CHUNK_EXTENDED_END bytes end to end, ``lens``
+    (an array of int64) their lengths, ``odd_versions`` 256 bytes, nonzero
+    for the chunk versions of another extended layout.  ``offsets`` (an
+    array of int64, as long as ``lens``) receives from ``start`` on each
+    chunk's place: ``cbytes`` plus the lengths before it (bytes)."""
+    n = len(lens) - start
+    if start < 0 or n < 0 or len(offsets) != len(lens) or len(odd_versions) != 256:
+        raise ValueError("plain_chunks: start, lens, offsets or odd_versions do not match")
+    head = _lib.BK_CHUNK_EXTENDED_END * start
+    return _lib.bk_plain_chunks(_ffi.from_buffer("uint8_t[]", heads) + head,
+                                len(heads) - head,
+                                _ffi.cast("int64_t *", _ffi.from_buffer(lens)) + start, n,
+                                nbytes, vl_blocks, _ffi.from_buffer("uint8_t[]", odd_versions),
+                                cbytes, _ffi.cast("int64_t *", _ffi.from_buffer(offsets)) + start)
 
 
 def decode_chunks(section, offsets: bytes, n: int, chunksize: int, last_nbytes: int, table,

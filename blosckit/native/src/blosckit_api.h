@@ -168,3 +168,11 @@ void bk_decode_chunks(const uint8_t *section, int64_t len, const int64_t *offset
                       int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
                       int nthreads, uint8_t *dst, uint8_t *status);
 int bk_beyond_divergences(const uint8_t *chunk, size_t len);
+
+/* framebuild.c: the leading run of n chunks a fixed-size frame stores as
+ * they are (heads: each chunk's first BK_CHUNK_EXTENDED_END bytes, end to
+ * end; lens: their lengths); offsets[i] = cbytes + the lengths before i.
+ * Returns the run's length. */
+int32_t bk_plain_chunks(const uint8_t *heads, int64_t heads_len, const int64_t *lens, int32_t n,
+                        int64_t nbytes, int vl_blocks, const uint8_t *odd_versions,
+                        int64_t cbytes, int64_t *offsets);
