@@ -417,6 +417,8 @@ def frame_extent(v: FrameView, src) -> Truncation:
     end = v.frame_len
     if end > n and trailer_view(n, n, v.header_len, src).head is not None:
         end = n
+    if end <= n:      # the input holds it: the part and the words are never read
+        return _new(Truncation, (n, end, "frame", ""))
     return Truncation(n, end, _part_at(v, src, n), f"frame_len says the frame is "
                       f"{v.frame_len} bytes")
 

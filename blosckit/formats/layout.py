@@ -14,6 +14,8 @@ tests check that a layout reads what construct reads).
 """
 from __future__ import annotations
 
+import functools
+import operator
 import struct as _struct
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -85,7 +87,7 @@ class Field:
     doc: str = ""
     signed: bool = False
 
-    @property
+    @functools.cached_property        # (read per parsed byte: computed once)
     def mask(self) -> int:
         return (1 << self.width) - 1 if self.width else (1 << 8 * self.size) - 1
 
@@ -94,7 +96,7 @@ class Field:
         """The mask of one item of an array field (of the field otherwise)."""
         return (1 << 8 * self.size // self.count) - 1
 
-    @property
+    @functools.cached_property
     def bits(self) -> int:
         return self.mask << self.shift
 
@@ -155,6 +157,11 @@ class Layout:
         consts = [f for f in self.fields.values() if f.const is not None]
         self._const_pos = tuple(f.index for f in consts)
         self._const_val = tuple(f.const for f in consts)
+        # the constants of a flat tuple in one C call; the first repeated, so
+        # that the getter returns a tuple even for one constant
+        self._consts_of = (operator.itemgetter(*self._const_pos, *self._const_pos[:1])
+                           if consts else lambda values: ())
+        self._const_want = self._const_val + self._const_val[:1]
 
     def _walk(self, con: cs.Struct, prefix: str) -> str:
         codes = ""
@@ -228,7 +235,7 @@ class Layout:
         at ``at`` (default: ``base``); ConstMismatch when a constant differs,
         ``struct.error`` when ``buf`` ends early."""
         values = self.struct.unpack_from(buf, self.base if at is None else at)
-        if tuple(values[p] for p in self._const_pos) != self._const_val:
+        if self._consts_of(values) != self._const_want:
             raise ConstMismatch("a constant differs")
         return values
 

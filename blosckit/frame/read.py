@@ -11,12 +11,16 @@ rules do in :mod:`blosckit.chunk`.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
+import errno
+import functools
 import mmap
 import operator
 import os
 import stat
 import struct
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -45,6 +49,7 @@ _CHUNK_CBYTES = _chunk_rules.HEADER["cbytes"].index
 _DECODE_GROUP = 8 << 20      # bytes of output per native decode call
 _GIVE_BACK = 16 << 20        # bytes read through a file mapping before its pages are given back
 MAX_NBYTES = _chunk.MAX_NBYTES   # the default cap of a whole output held in memory
+_O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0)     # (O_BINARY: Windows only)
 
 
 # FrameView field -> its path in the header layouts.
@@ -82,10 +87,12 @@ def _fill_plan(lay) -> tuple:
             plain.append((name, f.index))
     names = tuple(n for n, _ in plain)
     get = operator.itemgetter(*(i for _, i in plain))
-    return names, get, tuple(bits), tuple(arrays), tuple(absent)
+    return (names, get, tuple(bits), tuple(arrays), tuple(n for n, _ in absent),
+            tuple(d for _, d in absent))
 
 
 _FILL = {n: _fill_plan(lay) for n, lay in ff.FLAT_HEADERS.items()}
+_drain = collections.deque(maxlen=0).extend      # runs an iterator, keeps nothing
 
 
 def _view(src) -> memoryview:
@@ -98,23 +105,23 @@ def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView | None:
     declaration; rules run into ``sink``.  None when the header's layout or
     markers are wrong (F-layout, F-marker: nothing else can be located)."""
     v = FrameView()
-    v.n, v.sparse = len(mv), sparse
-    v.layout = layout = ff.header_layout(mv[0]) if len(mv) else None
+    v.n = n = len(mv)
+    v.sparse = sparse
+    v.layout = layout = ff.header_layout(mv[0]) if n else None
     values = None if layout is None else ff.read_or_none(ff.FLAT_HEADERS[layout], mv, 0)
     v.markers_ok = values is not None
-    sink.run(ff.INPUT_RULES, ff.start_extent(v.n), mv)
+    sink.run(ff.INPUT_RULES, ff.start_extent(n), mv)
     sink.run(ff.LAYOUT_RULES, v, mv)
     if values is None:
         return None
-    names, get, bits, arrays, absent = _FILL[layout]
-    for name, value in zip(names, get(values)):
-        setattr(v, name, value)
+    names, get, bits, arrays, absent, defaults = _FILL[layout]
+    # setattr over the names in one C loop (the header is read on every open)
+    _drain(map(setattr, repeat(v), names, get(values)))
+    _drain(map(setattr, repeat(v), absent, defaults))
     for name, pos, shift, mask in bits:
         setattr(v, name, (values[pos] >> shift) & mask)
     for name, a, b in arrays:
         setattr(v, name, list(values[a:b]))
-    for name, value in absent:
-        setattr(v, name, value)
     sink.run(ff.INPUT_RULES, ff.frame_extent(v, mv), mv)
     sink.run(ff.HEADER_RULES, v, mv)
     return v
@@ -133,20 +140,21 @@ def read_metalayers(mv: memoryview, start: int, limit: int, base: int, root: str
     explains what does not read (raised, or reported to ``sink``, which
     must raise)."""
     scope = mv[:limit]
-    view = _new(ff.MetaView, (start, limit, base, root,
-                              _meta_entries(scope, start, base, limit)))
-    (sink or RaiseFirst()).run(ff.META_RULES, view, mv)
-    assert view.entries is not None
+    entries = _meta_entries(scope, start, base, limit)
+    (sink or RaiseFirst()).run(ff.META_RULES, _new(ff.MetaView, (start, limit, base, root,
+                                                                 entries)), mv)
+    assert entries is not None
     out: dict[str, bytes] = {}
-    name_at = start + ff.FAST_META_HEAD.size + ff.LEN_NAME_MARKER
-    for k, e in enumerate(view.entries):
-        name = e.name.decode("utf-8", "replace")
+    name_at = start + _META_HEAD_SIZE + ff.LEN_NAME_MARKER
+    for k, e in enumerate(entries):
+        raw_name = e.name
+        name = raw_name.decode("utf-8", "replace")
         if odd is not None:
-            if "\ufffd" in name and _not_utf8(e.name):
+            if "\ufffd" in name and _not_utf8(raw_name):
                 odd.append((name_at, f"{root}.index[{k}].name", "not-utf8"))
-            if 0 in e.name:
-                odd.append((name_at + e.name.index(0), f"{root}.index[{k}].name", "nul"))
-        name_at += ff.meta_entry_size(len(e.name))
+            if 0 in raw_name:
+                odd.append((name_at + raw_name.index(0), f"{root}.index[{k}].name", "nul"))
+        name_at += _ENTRY_FIXED + len(raw_name)
         content_at = e.at + ff.LEN_META_VALUE_HEAD
         out[name] = bytes(scope[content_at:content_at + (e.len_content or 0)])
         if at is not None:
@@ -168,23 +176,23 @@ def _meta_entries(scope: memoryview, start: int, base: int,
     through the fast parsers of the declaration's fixed parts; None when
     the index does not read (F-meta explains)."""
     try:
-        head = ff.FAST_META_HEAD.read(scope, start)
-        pos = start + ff.FAST_META_HEAD.size
+        head = _READ_META_HEAD(scope, start)
+        pos = start + _META_HEAD_SIZE
         entries = []
         for _ in range(_NUM_METALAYERS(head)):
             marker = scope[pos]
-            n = _LEN_NAME.of(marker)
+            n = (marker >> _LEN_NAME_SHIFT) & _LEN_NAME_MASK
             name_at = pos + ff.LEN_NAME_MARKER
             name = bytes(scope[name_at:name_at + n])
             if len(name) != n:
                 return None           # the name runs past the section
-            offset = _ENTRY_OFFSET(ff.FAST_ENTRY_TAIL.read(scope, name_at + n))
+            offset = _ENTRY_OFFSET(_READ_ENTRY_TAIL(scope, name_at + n))
             ofs = base + offset
             value = ff.read_or_none(ff.FAST_VALUE_HEAD, scope, ofs) if 0 <= ofs < limit else None
             entries.append(_new(ff.MetaEntryView, (
                 marker, name, offset, ofs, None if value is None else _LEN_CONTENT(value))))
-            pos += ff.meta_entry_size(n)
-        ff.FAST_VALUES_HEAD.read(scope, pos)
+            pos += _ENTRY_FIXED + n
+        _READ_VALUES_HEAD(scope, pos)
     except (ConstMismatch, struct.error, IndexError):
         return None
     return entries
@@ -193,8 +201,13 @@ def _meta_entries(scope: memoryview, start: int, base: int,
 _new = tuple.__new__        # a NamedTuple made without its Python-level __new__
 _NUM_METALAYERS = ff.FAST_META_HEAD.getter("num_metalayers")
 _LEN_NAME = ff.NAME_MARKER["name_marker.len_name"]
+_LEN_NAME_SHIFT, _LEN_NAME_MASK = _LEN_NAME.shift, _LEN_NAME.mask
 _ENTRY_OFFSET = ff.FAST_ENTRY_TAIL.getter("offset")
 _LEN_CONTENT = ff.FAST_VALUE_HEAD.getter("len_content")
+_READ_META_HEAD, _READ_ENTRY_TAIL = ff.FAST_META_HEAD.read, ff.FAST_ENTRY_TAIL.read
+_READ_VALUES_HEAD = ff.FAST_VALUES_HEAD.read
+_META_HEAD_SIZE = ff.FAST_META_HEAD.size
+_ENTRY_FIXED = ff.meta_entry_size(0)         # an index entry's bytes besides its name
 
 
 def _relocated(e: FormatError, base: int, root: str) -> FormatError:
@@ -227,7 +240,7 @@ class Frame:
         self.buffer = mv
         self.directory = directory
         self._closer = closer
-        self._pages = Pages(mv)
+        self._pages: Pages | None = None       # made on the first read through the frame
         sparse = directory is not None
         sink = RaiseFirst()
         v = read_header(mv, sink, sparse)
@@ -245,16 +258,7 @@ class Frame:
         # a fixed chunk size gives the count; 0 (chunks of varying size):
         # the offsets index does
         self.nchunks = -(-v.nbytes // v.chunksize) if v.chunksize > 0 and v.nbytes else 0
-        code = v.codec
-        if code == enums.COMPFORMAT_UDCODEC and v.layout >= 13:
-            code = v.udcodec
-        self.codec = enums.codec_name(code)
         self.clevel = v.clevel
-        if v.layout >= 13:
-            self.filters = [(enums.filter_name(f), m) for f, m in
-                            zip(v.filters, v.filters_meta) if f]
-        else:       # the older layouts keep one shuffle choice in filter_flags
-            self.filters = [(enums.filter_name(v.filter_shuffle), 0)] if v.filter_shuffle else []
         self.metalayers: dict[str, bytes] = {}
         self.metalayer_at: dict[str, int] = {}
         # (offset, path, kind) of metalayer and vlmetalayer names other readers
@@ -275,6 +279,24 @@ class Frame:
         if v.chunksize == 0 and v.nbytes:
             self.entries             # chunks of varying size: the index counts them
         self._b2nd: B2nd | None = None
+
+    @functools.cached_property
+    def codec(self) -> str:
+        """The codec's name (the header's codec, or its udcodec byte)."""
+        v = self.fields
+        code = v.codec
+        if code == enums.COMPFORMAT_UDCODEC and v.layout >= 13:
+            code = v.udcodec
+        return enums.codec_name(code)
+
+    @functools.cached_property
+    def filters(self) -> list[tuple[str, int]]:
+        """The header's filter pipeline: (name, meta) of each slot in use."""
+        v = self.fields
+        if v.layout >= 13:
+            return [(enums.filter_name(f), m) for f, m in zip(v.filters, v.filters_meta) if f]
+        # the older layouts keep one shuffle choice in filter_flags
+        return [(enums.filter_name(v.filter_shuffle), 0)] if v.filter_shuffle else []
 
     @property
     def header(self):
@@ -568,6 +590,8 @@ class Frame:
         """Say that ``nbytes`` more bytes of the frame have been read: a
         mapped file's pages are given back every 16 MiB or so (see
         :class:`Pages`)."""
+        if self._pages is None:
+            self._pages = Pages(self.buffer)
         self._pages.read(nbytes)
 
     def native_batch(self):
@@ -693,11 +717,13 @@ def open_frame(src) -> Frame:
     now.  FormatError (with a frame offset and a ``frame...`` path) for a
     malformed frame."""
     if isinstance(src, (str, os.PathLike)):
-        st = os.stat(src)
-        if stat.S_ISDIR(st.st_mode):
+        try:
+            mv, close = map_file(src)
+        except OSError:
+            if not os.path.isdir(src):
+                raise
             p = Path(src)
             return Frame(_view((p / ff.SFRAME_INDEX).read_bytes()), directory=p)
-        mv, close = map_file(src)
         try:
             return Frame(mv, closer=close)
         except BaseException:
@@ -712,14 +738,22 @@ def map_file(path) -> tuple[memoryview, Callable[[], None] | None]:
     come in as they are touched, and readers give them back as they go, see
     :class:`Pages`), and what closes the mapping (None for an empty file or
     one that cannot be mapped, a pipe: read whole).  OSError when the file
-    cannot be read."""
-    with open(path, "rb") as fh:
-        st = os.fstat(fh.fileno())
+    cannot be read (a directory included)."""
+    # os.open, not open(): no file object is made (opening is on the path
+    # of every open_frame)
+    fd = os.open(path, _O_READ)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
         if not stat.S_ISREG(st.st_mode):
-            return memoryview(fh.read()), None
+            with open(fd, "rb", closefd=False) as fh:
+                return memoryview(fh.read()), None
         if st.st_size == 0:
             return memoryview(b""), None
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
     return memoryview(mm), mm.close
 
 
