@@ -221,3 +221,44 @@ def test_a_frame_file_read_through_gives_its_pages_back(tmp_path):
     # a copy of every chunk and the whole output: three times the file)
     assert _peak_growth(salvage) < 48, got
     assert blosckit.validate(tmp_path / "out.b2frame") == []
+
+
+def _outcome(src):
+    """What opening ``src`` and reading its metadata and data gives: the
+    values, or the FormatError's (rule, offset, path)."""
+    try:
+        with blosckit.open_frame(src) as f:
+            return (f.nchunks, f.metalayers, f.metalayer_at, f.vlmetalayers,
+                    f.vlmetalayer_at, sorted(f.odd_names), f.decompress())
+    except blosckit.FormatError as e:
+        return ("error", e.rule, e.offset, e.path)
+
+
+def test_a_frame_file_opens_unmapped_as_its_bytes_open(tmp_path):
+    """A frame file is opened by reading its header, its index's header and
+    its trailer, and mapped only when its chunks are read: over every
+    damaged byte of those parts (and cuts), the file gives what the same
+    bytes in memory give, errors included (offset, path, rule)."""
+    np = oracle("numpy")
+    sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(typesize=4), meta={"m": [1, 2]})
+    for i in range(5):
+        sc.append_data(np.arange(i * 1000, (i + 1) * 1000, dtype="<i4"))
+    sc.vlmeta["v"] = {"k": "x" * 40}
+    good = bytes(sc.to_cframe())
+    path = tmp_path / "f.b2frame"
+    path.write_bytes(good)
+    with blosckit.open_frame(path) as f:
+        assert f.vlmetalayers and f.metalayers
+        assert "buffer" not in f.__dict__            # nothing mapped yet
+        assert f.decompress() == np.arange(5000, dtype="<i4").tobytes()
+    f = blosckit.open_frame(good)
+    index_at = f.index_span[0]
+    places = [*range(f.header_len + 40), *range(index_at - 8, len(good))]
+    cases = [good[:k] for k in (len(good) - 1, len(good) - 40, index_at + 5)]
+    for k in places:
+        for byte in (good[k] ^ 0xFF, 0):
+            if byte != good[k]:
+                cases.append(good[:k] + bytes([byte]) + good[k + 1:])
+    for data in cases:
+        path.write_bytes(data)
+        assert _outcome(path) == _outcome(data)

@@ -15,6 +15,7 @@ import collections
 import contextlib
 import errno
 import functools
+import io
 import mmap
 import operator
 import os
@@ -100,12 +101,14 @@ def _view(src) -> memoryview:
     return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
 
 
-def read_header(mv: memoryview, sink: Sink, sparse: bool) -> FrameView | None:
+def read_header(mv: memoryview, sink: Sink, sparse: bool,
+                n: int | None = None) -> FrameView | None:
     """The header's view, read through the flat layout derived from its
     declaration; rules run into ``sink``.  None when the header's layout or
-    markers are wrong (F-layout, F-marker: nothing else can be located)."""
+    markers are wrong (F-layout, F-marker: nothing else can be located).
+    ``n``: the input's length (bytes) when ``mv`` holds only its start."""
     v = FrameView()
-    v.n = n = len(mv)
+    v.n = n = len(mv) if n is None else n
     v.sparse = sparse
     v.layout = layout = ff.header_layout(mv[0]) if n else None
     values = None if layout is None else ff.read_or_none(ff.FLAT_HEADERS[layout], mv, 0)
@@ -238,12 +241,23 @@ class Frame:
     def __init__(self, mv: memoryview, *, directory: Path | None = None,
                  closer: Any = None):
         self.buffer = mv
+        self._file = None
+        self._read_parts(mv, mv, 0, len(mv), directory, closer)
+
+    def _read_parts(self, head: memoryview, tail: memoryview, base: int, n: int,
+                    directory: Path | None, closer: Any) -> None:
+        """Read the header, the trailer and the index's header of a frame of
+        ``n`` bytes: ``head`` holds its first bytes (the whole header at
+        least), ``tail`` its bytes from ``base`` on (the index's header and
+        the trailer at least); both are the whole frame but for
+        :func:`_open_unmapped`, which checks the parts lie there."""
         self.directory = directory
         self._closer = closer
         self._pages: Pages | None = None       # made on the first read through the frame
+        self._tail = (tail, base)
         sparse = directory is not None
         sink = RaiseFirst()
-        v = read_header(mv, sink, sparse)
+        v = read_header(head, sink, sparse, n)
         assert v is not None           # RaiseFirst raised otherwise
         self.fields = v
         self._header = None
@@ -265,15 +279,26 @@ class Frame:
         # take otherwise (see read_metalayers)
         self.odd_names: list[tuple[int, str, str]] = []
         if v.layout in ff.LAYOUT_WITH_METALAYERS:
-            self.metalayers = read_metalayers(mv, ff.LEN_FIXED[v.layout], v.header_len, 0,
+            self.metalayers = read_metalayers(head, ff.LEN_FIXED[v.layout], v.header_len, 0,
                                               "frame.metalayers", self.metalayer_at,
                                               self.odd_names, sink)
-        self.trailer = ff.trailer_view(len(mv), v.frame_len, v.header_len, mv)
-        sink.run(ff.TRAILER_RULES, self.trailer, mv)
+        if base:
+            # the tail from base on: offsets in it are the frame's less base;
+            # every rule reading the input finds none (an error: the whole
+            # frame is then read again, mapped)
+            t = ff.trailer_view(n - base, v.frame_len - base, v.header_len - base, tail)
+            if t.start is None or t.start < 0 or t.tail_at < 0:
+                raise _Unmapped
+            self.trailer = t._replace(n=n, frame_len=v.frame_len, header_len=v.header_len,
+                                      tail_at=t.tail_at + base, start=t.start + base)
+            sink.run(ff.TRAILER_RULES, self.trailer, None)
+        else:
+            self.trailer = ff.trailer_view(n, v.frame_len, v.header_len, tail)
+            sink.run(ff.TRAILER_RULES, self.trailer, tail)
         self.trailer_start: int = self.trailer.start
         self._vlraw_read: dict[str, bytes] | None = None
         self.vlmetalayer_at: dict[str, int] = {}
-        self.index_span = self._index_span(sink)
+        self.index_span = self._index_span(sink, n, tail, base)
         self._offsets_read: _Offsets | None = None
         self._entries_at: int | None = None     # where a raw (memcpyed) index stores them
         if v.chunksize == 0 and v.nbytes:
@@ -316,18 +341,28 @@ class Frame:
         return self._b2nd
 
     # -- the offsets index
-    def _index_span(self, sink: Sink) -> tuple[int, int]:
+    def _index_span(self, sink: Sink, n: int, src: memoryview, base: int) -> tuple[int, int]:
         """Where the offsets index lies; its header is checked now (F-index,
-        into ``sink``, which raises), its entries are decoded on first use."""
+        into ``sink``, which raises), its entries are decoded on first use.
+        ``src`` holds the frame's ``n`` bytes from ``base`` on (see
+        :meth:`_read_parts`)."""
         v = self.fields
         start = v.header_len + (0 if self.directory is not None else v.cbytes)
         end = self.trailer_start
         counted = not (v.chunksize == 0 and v.nbytes)
-        self.index = iv = ff.index_view(
-            len(self.buffer), v.header_len, v.nbytes, start, end, True,
-            self.nchunks if counted else None, self.buffer,
-            ff.FLAT_HEADERS[v.layout].offset("nbytes") if counted else None)
-        sink.run(ff.INDEX_RULES, iv, self.buffer)
+        nchunks = self.nchunks if counted else None
+        counted_at = ff.FLAT_HEADERS[v.layout].offset("nbytes") if counted else None
+        if base:
+            if start < base:
+                raise _Unmapped
+            iv = ff.index_view(n - base, v.header_len - base, v.nbytes, start - base,
+                               end - base, True, nchunks, src, counted_at)
+            self.index = iv = iv._replace(n=n, header_len=v.header_len, start=start, end=end)
+            sink.run(ff.INDEX_RULES, iv, None)
+        else:
+            self.index = iv = ff.index_view(n, v.header_len, v.nbytes, start, end, True,
+                                            nchunks, src, counted_at)
+            sink.run(ff.INDEX_RULES, iv, src)
         if not iv.absent and iv.chunk_cbytes is None:
             try:                     # no room for a chunk header: the chunk's own H1
                 _chunk.chunk_sizes(self.buffer[start:end])
@@ -608,10 +643,26 @@ class Frame:
     def vlmetalayers_raw(self) -> dict[str, bytes]:
         """The trailer's vlmetalayer values as stored (read on first use)."""
         if self._vlraw_read is None:
-            self._vlraw_read = read_metalayers(self.buffer, self.trailer_start + ff.LEN_TRAILER_HEAD,
-                                           self.fields.frame_len, self.trailer_start,
-                                           "frame.trailer.vlmetalayers", self.vlmetalayer_at,
-                                           self.odd_names)
+            tail, base = self._tail
+            start, end = self.trailer_start + ff.LEN_TRAILER_HEAD, self.fields.frame_len
+            root = "frame.trailer.vlmetalayers"
+            if base:
+                # read in the tail (offsets less base); anything it finds
+                # wrong is looked at again in the whole frame, mapped
+                at: dict[str, int] = {}
+                odd: list[tuple[int, str, str]] = []
+                try:
+                    raw = read_metalayers(tail, start - base, end - base,
+                                          self.trailer_start - base, root, at, odd)
+                except FormatError:
+                    self._tail = (self.buffer, 0)
+                    return self.vlmetalayers_raw
+                self.vlmetalayer_at.update((k, a + base) for k, a in at.items())
+                self.odd_names += [(a + base, path, kind) for a, path, kind in odd]
+                self._vlraw_read = raw
+            else:
+                self._vlraw_read = read_metalayers(tail, start, end, self.trailer_start, root,
+                                                   self.vlmetalayer_at, self.odd_names)
         return self._vlraw_read
 
     @property
@@ -627,6 +678,18 @@ class Frame:
         if self._closer is not None:
             _unmap(self.buffer, self._closer)
             self._closer = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __getattr__(self, name: str) -> Any:
+        # a frame opened by _open_unmapped maps its file when its bytes are
+        # first asked for (then .buffer is a plain attribute)
+        if name == "buffer" and self.__dict__.get("_file") is not None:
+            mm = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            self.buffer, self._closer = memoryview(mm), mm.close
+            return self.buffer
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __enter__(self) -> Frame:
         return self
@@ -717,6 +780,9 @@ def open_frame(src) -> Frame:
     now.  FormatError (with a frame offset and a ``frame...`` path) for a
     malformed frame."""
     if isinstance(src, (str, os.PathLike)):
+        frame = _open_unmapped(src)
+        if frame is not None:
+            return frame
         try:
             mv, close = map_file(src)
         except OSError:
@@ -731,6 +797,51 @@ def open_frame(src) -> Frame:
                 _unmap(mv, close)
             raise
     return Frame(_view(src))
+
+
+class _Unmapped(Exception):
+    """The parts :func:`_open_unmapped` read do not hold what the frame's
+    header and trailer locate: the frame is opened mapped."""
+
+
+_HEAD_BYTES = 4096           # read first: the fixed header and a few metalayers
+_TAIL_MAX = 256 << 10        # an index and a trailer longer than this: opened mapped
+
+
+def _open_unmapped(path) -> Frame | None:
+    """A contiguous frame file opened by reading its header, its index's
+    header and its trailer (two or three reads, each of a few KiB): a file
+    mapping costs more than all the rest of opening, and many opens read
+    no chunk.  The file is mapped when the frame's bytes are first asked
+    for (``Frame.buffer``).  None for anything else (a directory, a file
+    that is no such frame, one that cannot be read, a long index): the
+    mapped path opens it and raises its errors."""
+    try:
+        fh = io.FileIO(path, "r")
+    except OSError:
+        return None
+    try:
+        fd = fh.fileno()
+        n = os.fstat(fd).st_size
+        head = os.pread(fd, min(n, _HEAD_BYTES), 0)
+        layout = ff.header_layout(head[0]) if head else None
+        if layout is None:
+            raise _Unmapped
+        lay = ff.FLAT_HEADERS[layout]
+        header_len = lay.get(head, "header_len")
+        if len(head) < header_len <= n:
+            head = os.pread(fd, header_len, 0)
+        base = header_len + lay.get(head, "cbytes")     # where the index lies
+        if not 0 < base < n or n - base > _TAIL_MAX or len(head) < header_len:
+            raise _Unmapped
+        frame = Frame.__new__(Frame)
+        frame._file = fh
+        frame._read_parts(memoryview(head), memoryview(os.pread(fd, n - base, base)), base, n,
+                          None, None)
+        return frame
+    except Exception:        # read again, mapped: the same errors as ever
+        fh.close()
+        return None
 
 
 def map_file(path) -> tuple[memoryview, Callable[[], None] | None]:
