@@ -223,7 +223,7 @@ def test_a_frame_file_read_through_gives_its_pages_back(tmp_path):
     assert blosckit.validate(tmp_path / "out.b2frame") == []
 
 
-def _outcome(src):
+def _opened(src):
     """What opening ``src`` and reading its metadata and data gives: the
     values, or the FormatError's (rule, offset, path)."""
     try:
@@ -259,6 +259,11 @@ def test_a_frame_file_opens_unmapped_as_its_bytes_open(tmp_path):
         for byte in (good[k] ^ 0xFF, 0):
             if byte != good[k]:
                 cases.append(good[:k] + bytes([byte]) + good[k + 1:])
+    # the older header layouts, and a frame without chunks
+    chunks = [f.chunk(i) for i in range(f.nchunks)]
+    cases += [build_frame(chunks, metalayers={"m": b"\x01"} if layout != 11 else None,
+                          vlmetalayers={"v": b"x"}, layout=layout) for layout in (11, 12, 13)]
+    cases.append(build_frame([], vlmetalayers={"v": b"x"}))
     for data in cases:
         path.write_bytes(data)
-        assert _outcome(path) == _outcome(data)
+        assert _opened(path) == _opened(data)

@@ -289,8 +289,9 @@ class Frame:
             t = ff.trailer_view(n - base, v.frame_len - base, v.header_len - base, tail)
             if t.start is None or t.start < 0 or t.tail_at < 0:
                 raise _Unmapped
-            self.trailer = t._replace(n=n, frame_len=v.frame_len, header_len=v.header_len,
-                                      tail_at=t.tail_at + base, start=t.start + base)
+            self.trailer = _new(ff.TrailerView, (n, v.frame_len, v.header_len, t.tail_at + base,
+                                                 t.tail, t.trailer_len, t.length_sane,
+                                                 t.start + base, t.head))
             sink.run(ff.TRAILER_RULES, self.trailer, None)
         else:
             self.trailer = ff.trailer_view(n, v.frame_len, v.header_len, tail)
@@ -357,7 +358,7 @@ class Frame:
                 raise _Unmapped
             iv = ff.index_view(n - base, v.header_len - base, v.nbytes, start - base,
                                end - base, True, nchunks, src, counted_at)
-            self.index = iv = iv._replace(n=n, header_len=v.header_len, start=start, end=end)
+            self.index = iv = _new(ff.IndexView, (n, v.header_len, start, end, *iv[4:]))
             sink.run(ff.INDEX_RULES, iv, None)
         else:
             self.index = iv = ff.index_view(n, v.header_len, v.nbytes, start, end, True,
@@ -808,6 +809,17 @@ _HEAD_BYTES = 4096           # read first: the fixed header and a few metalayers
 _TAIL_MAX = 256 << 10        # an index and a trailer longer than this: opened mapped
 
 
+def _sizes_reader(lay) -> Callable[[Any], tuple[int, int]]:
+    """(header_len, cbytes) as a header of layout ``lay`` says, read with
+    no check (struct.error when the buffer is too short)."""
+    unpack = lay.struct.unpack_from
+    get = operator.itemgetter(lay["header_len"].index, lay["cbytes"].index)
+    return lambda buf: get(unpack(buf))
+
+
+_HEADER_LEN_CBYTES = {n: _sizes_reader(lay) for n, lay in ff.FLAT_HEADERS.items()}
+
+
 def _open_unmapped(path) -> Frame | None:
     """A contiguous frame file opened by reading its header, its index's
     header and its trailer (two or three reads, each of a few KiB): a file
@@ -827,11 +839,10 @@ def _open_unmapped(path) -> Frame | None:
         layout = ff.header_layout(head[0]) if head else None
         if layout is None:
             raise _Unmapped
-        lay = ff.FLAT_HEADERS[layout]
-        header_len = lay.get(head, "header_len")
+        header_len, cbytes = _HEADER_LEN_CBYTES[layout](head)
         if len(head) < header_len <= n:
             head = os.pread(fd, header_len, 0)
-        base = header_len + lay.get(head, "cbytes")     # where the index lies
+        base = header_len + cbytes         # where the index lies
         if not 0 < base < n or n - base > _TAIL_MAX or len(head) < header_len:
             raise _Unmapped
         frame = Frame.__new__(Frame)
