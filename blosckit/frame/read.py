@@ -358,7 +358,9 @@ class Frame:
                 raise _Unmapped
             iv = ff.index_view(n - base, v.header_len - base, v.nbytes, start - base,
                                end - base, True, nchunks, src, counted_at)
-            self.index = iv = _new(ff.IndexView, (n, v.header_len, start, end, *iv[4:]))
+            self.index = iv = _new(ff.IndexView, (
+                n, v.header_len, start, end, iv.fills, iv.nchunks, iv.absent, iv.chunk_nbytes,
+                iv.chunk_cbytes, iv.decoded, iv.counted_at, iv.refused))
             sink.run(ff.INDEX_RULES, iv, None)
         else:
             self.index = iv = ff.index_view(n, v.header_len, v.nbytes, start, end, True,
