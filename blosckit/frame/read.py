@@ -685,15 +685,6 @@ class Frame:
             self._file.close()
             self._file = None
 
-    def __getattr__(self, name: str) -> Any:
-        # a frame opened by _open_unmapped maps its file when its bytes are
-        # first asked for (then .buffer is a plain attribute)
-        if name == "buffer" and self.__dict__.get("_file") is not None:
-            mm = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-            self.buffer, self._closer = memoryview(mm), mm.close
-            return self.buffer
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     def __enter__(self) -> Frame:
         return self
 
@@ -802,6 +793,19 @@ def open_frame(src) -> Frame:
     return Frame(_view(src))
 
 
+class _FileFrame(Frame):
+    """A frame opened by :func:`_open_unmapped`: its file is mapped when
+    its bytes are first asked for."""
+
+    # (a class-level __getattr__ would slow every attribute of every Frame)
+    @functools.cached_property
+    def buffer(self) -> memoryview:               # type: ignore[override]
+        """The frame's bytes: its file, mapped on first use."""
+        mm = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+        self._closer = mm.close
+        return memoryview(mm)
+
+
 class _Unmapped(Exception):
     """The parts :func:`_open_unmapped` read do not hold what the frame's
     header and trailer locate: the frame is opened mapped."""
@@ -847,7 +851,7 @@ def _open_unmapped(path) -> Frame | None:
         base = header_len + cbytes         # where the index lies
         if not 0 < base < n or n - base > _TAIL_MAX or len(head) < header_len:
             raise _Unmapped
-        frame = Frame.__new__(Frame)
+        frame = _FileFrame.__new__(_FileFrame)
         frame._file = fh
         frame._read_parts(memoryview(head), memoryview(os.pread(fd, n - base, base)), base, n,
                           None, None)
