@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from .. import native
 from ..chunk.encode import compress
+from ..chunk.read import fast_table
 from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import chunk as fc
 from ..formats import npy
 from ..formats.chunk import MAX_NBYTES, check_output_cap
 from ..formats.rules import Collect, RaiseFirst
-from ..native.buffers import joined
+from ..native.buffers import finish, joined, new_bytes
+from .b2nd_read import Plans, block_runs, touches
 from .build import build_frame
 from .shapes import default_shapes
 
@@ -29,6 +31,13 @@ if TYPE_CHECKING:
     from .read import Frame
 
 __all__ = ["B2nd", "b2nd_meta", "chunk_data", "chunk_items", "iter_chunk_data", "compress_b2nd"]
+
+_GROUP = 8 << 20            # bytes of chunks per native call of a whole read
+_BYTES_PER_THREAD = 256 << 10   # less output than this per thread: not worth a thread
+_ZERO_OFFSET = bytes(8)     # a lone chunk's offset in its own view
+# a check of one chunk by the kernel: no plan, nothing written
+_ONE_BASE, _ONE_PLAN, _NO_PLANS, _NO_RUNS = (array_("q", [0]), array_("i", [0]), array_("i"),
+                                             array_("q"))
 
 
 class B2nd:
@@ -62,6 +71,11 @@ class B2nd:
         self.dtype: str = dtype if dtype is not None else f"|S{frame.typesize}"
         self.name = name                    # "b2nd", or caterva's name
         self._frame = frame
+        self._plans: Plans | None = None        # the whole read's, made on first use
+        self._np_dtype = None
+        # blocks decoded by the reads so far (the native kernel's count, and
+        # every block of a chunk the Python reader reads)
+        self.blocks_decoded = 0
 
     def _check(self, rules, raw=b"") -> None:
         """Run ``rules`` on the value's view, raising the first error
@@ -85,7 +99,7 @@ class B2nd:
         sink.run(fb.ARRAY_RULES, self.view, b"")
         return [p.relocated(self.offset, self.path) for p in sink.problems]
 
-    def read(self, *, max_nbytes: int | None = MAX_NBYTES) -> bytes:
+    def read(self, *, max_nbytes: int | None = MAX_NBYTES, nthreads: int = 1) -> bytes:
         """The array's items in C order (bytes), the chunk and block grid undone.
 
         FormatError (F-b2nd) when the chunk grid disagrees with the frame's
@@ -93,24 +107,29 @@ class B2nd:
         allocated only once the first chunk has shown the item size real;
         (T-max-nbytes) when the array holds more than ``max_nbytes`` bytes
         (default 2**31 - 1; None: no cap; :meth:`iter_read` streams any
-        size).  Filled a row of chunks at a time: memory holds the output
-        and one row."""
+        size).  Each block is decoded straight into its place in the output,
+        blocks spread over ``nthreads`` threads."""
         total = math.prod(self.shape) * self._frame.typesize
-        return joined(self.iter_read(max_nbytes=max_nbytes), total)
+        if not self._native_ready():
+            return joined(self.iter_read(max_nbytes=max_nbytes, nthreads=nthreads), total)
+        if not self._start_whole(max_nbytes):
+            return b""
+        self._first_checked()
+        obj, view = new_bytes(total)
+        self._read_whole(view, nthreads)
+        view.release()
+        return finish(obj)
 
-    def iter_read(self, *, max_nbytes: int | None = None) -> Iterator[bytearray]:
+    def iter_read(self, *, max_nbytes: int | None = None,
+                  nthreads: int = 1) -> Iterator[bytearray]:
         """:meth:`read` in pieces, one per row of chunks along the first
         dimension (``chunkshape[0]`` rows of the array, in C order; a 0-d
         array is one piece), so memory holds one row of chunks however large
         the array (no cap unless ``max_nbytes`` is given), and the pages of
         a mapped file are given back as they are read."""
         ts = self._frame.typesize
-        total = math.prod(self.shape)
-        if total == 0:
+        if not self._start_whole(max_nbytes):
             return
-        # what is wrong with the array first (as validate says it), then its size
-        self._check_array()
-        check_output_cap(total * ts, max_nbytes, self.offset, f"{self.path}.shape")
         grid = self.grid
         if not self.shape:
             bands = [(0, self.shape)]
@@ -118,6 +137,15 @@ class B2nd:
             rows, per = self.chunkshape[0], math.prod(grid[1:])
             bands = [(k * per, (min(rows, self.shape[0] - k * rows), *self.shape[1:]))
                      for k in range(grid[0])]
+        if self._native_ready():
+            per = math.prod(grid[1:]) if self.shape else 1
+            plans = self._whole_plans()
+            for first, shape in bands:
+                out = bytearray(math.prod(shape) * ts)
+                self._read_chunks(plans, range(first, first + per), out, -plans.bases[first],
+                                  nthreads)
+                yield out
+            return
         layouts: dict[tuple[int, ...], _Layout] = {}
         sub = [1, *grid[1:]] if self.shape else grid
         for first, shape in bands:
@@ -133,11 +161,122 @@ class B2nd:
             assert out is not None
             yield out
 
+    # -- reading through the native block kernel (b2nd_read.py)
+    def _native_ready(self) -> bool:
+        """The native block kernel reads this array: it is on, and the
+        frame's chunks are each a padded chunk (what the kernel checks them
+        against: any other frame is read, and explained, chunk by chunk)."""
+        f = self._frame
+        padded = fb.padded_items(self.chunkshape, self.blockshape) * f.typesize
+        return (fast_table() is not None and padded > 0 and f.chunksize == padded
+                and f.nbytes == padded * f.nchunks)
+
+    def _start_whole(self, max_nbytes: int | None) -> bool:
+        """The checks of a whole read, in order (False: no items)."""
+        if math.prod(self.shape) == 0:
+            return False
+        # what is wrong with the array first (as validate says it), then its size
+        self._check_array()
+        check_output_cap(math.prod(self.shape) * self._frame.typesize, max_nbytes,
+                         self.offset, f"{self.path}.shape")
+        return True
+
+    def _whole_plans(self) -> Plans:
+        """The plans of every chunk for a read of the whole array (made once:
+        they depend on the shapes only); bases in the array's bytes."""
+        if self._plans is None:
+            ts, shape, cshape = self._frame.typesize, self.shape, self.chunkshape
+            plans = Plans(self._nblocks())
+            astr = [x * ts for x in _strides(shape)]
+            zero = [0] * len(shape)
+            for corner in _grid(self.grid):
+                origin = [k * c for k, c in zip(corner, cshape)]
+                base = sum(o * a for o, a in zip(origin, astr))
+                plans.add(tuple(min(c, s - o) for c, s, o in zip(cshape, shape, origin)),
+                          lambda: block_runs(cshape, self.blockshape, origin, zero, shape, ts,
+                                             base=base), base)
+            self._plans = plans
+        return self._plans
+
+    def _nblocks(self) -> int:
+        return math.prod(-(-c // b) for c, b in zip(self.chunkshape, self.blockshape))
+
+    def _read_whole(self, out, nthreads: int) -> None:
+        """Every chunk into ``out`` (the array's bytes), after the first has
+        been checked (so a lying array is refused before ``out`` is written)."""
+        plans = self._whole_plans()
+        n = self._frame.nchunks
+        # one row of chunks per call: the pages read are given back in between
+        per = max(1, min(n, _GROUP // max(1, self._frame.chunksize)))
+        for a in range(0, n, per):
+            self._read_chunks(plans, range(a, min(n, a + per)), out, 0, nthreads)
+
+    def _first_checked(self, ci: int = 0) -> None:
+        """Chunk ``ci`` checked before the output is allocated: the kernel's
+        checks, or the Python reader's (which raise) when it does not take it."""
+        _, view = self._frame.locate(ci)
+        if view is not None:
+            status, _ = native.b2nd_read(view, _ZERO_OFFSET, _ONE_BASE, _ONE_PLAN, _NO_PLANS,
+                                         _NO_RUNS, None, fast_table(), nblocks=self._nblocks(),
+                                         block_bytes=self._block_bytes())
+            if status[0] == native.CHECK_OK:
+                return
+        self._chunk(ci)
+
+    def _block_bytes(self) -> int:
+        return math.prod(self.blockshape) * self._frame.typesize
+
+    def _read_chunks(self, plans: Plans, chunks: Sequence[int], out, shift: int,
+                     nthreads: int, sel: range | None = None) -> None:
+        """Chunks ``chunks`` (frame indexes) into ``out`` by their plans
+        (``plans``' entries ``sel``, by default the same as ``chunks``),
+        output offsets moved by ``shift``; the chunks the kernel does not
+        take are read, checked and explained by the Python reader, in order."""
+        sel = chunks if sel is None else sel
+        nb, bb = plans.nblocks, self._block_bytes()
+        f = self._frame
+        table = fast_table()
+        bases = memoryview(plans.bases)[sel.start:sel.stop]
+        chosen = memoryview(plans.chunk_plan)[sel.start:sel.stop]
+        threads = max(1, min(nthreads, len(out) // _BYTES_PER_THREAD))
+        batch = f.native_batch() if isinstance(chunks, range) else None
+        if batch is not None:
+            section, _, table = batch
+            offsets = memoryview(f.entries.raw)[8 * chunks.start:8 * chunks.stop]
+            status, n = native.b2nd_read(section, offsets, bases, chosen, plans.block_runs,
+                                         plans.runs, out, table, nblocks=nb, block_bytes=bb,
+                                         base_shift=shift, nthreads=threads)
+            f.read_through(len(chunks) * f.chunksize)
+            self.blocks_decoded += n
+            for k in (k for k, s in enumerate(status) if s != native.CHECK_OK):
+                self._python_chunk(chunks[k], plans, sel[k], out, bases[k] + shift)
+            return
+        for k, ci in enumerate(chunks):     # each checked, or explained, in order
+            _, view = f.locate(ci)
+            if view is not None:
+                status, n = native.b2nd_read(view, _ZERO_OFFSET, bases[k:k + 1],
+                                             chosen[k:k + 1], plans.block_runs, plans.runs,
+                                             out, table, nblocks=nb, block_bytes=bb,
+                                             base_shift=shift, nthreads=threads)
+                self.blocks_decoded += n
+                if status[0] == native.CHECK_OK:
+                    continue
+            self._python_chunk(ci, plans, sel[k], out, bases[k] + shift)
+
+    def _python_chunk(self, ci: int, plans: Plans, p: int, out, base: int) -> None:
+        """Chunk ``ci`` read by the Python reader (which explains what is
+        wrong with it) and copied into ``out`` by its plan (entry ``p``)."""
+        native.copy_runs(self._chunk(ci), out, plans.runs_of(p), False, base)
+        self.blocks_decoded += plans.nblocks
+
     def numpy_dtype(self):
         """The stored dtype as a ``numpy.dtype`` (record types with their
         fields, read as python-blosc2 reads them); NumPy needed."""
+        if self._np_dtype is not None:
+            return self._np_dtype
         try:
-            return numpy().dtype(npy.npy_descr(self.dtype))
+            self._np_dtype = numpy().dtype(npy.npy_descr(self.dtype))
+            return self._np_dtype
         except Exception as e:     # noqa: BLE001 -- NumPy parses with ast too (SyntaxError)
             # the fault validate warns of as V21: python-blosc2 (NumPy) cannot
             # make a dtype of the string; read() still gives the items' bytes
@@ -146,20 +285,27 @@ class B2nd:
                               f"({type(e).__name__}: {e}); read() gives the items as bytes",
                               at, f"{self.path}.dtype.dtype", rule="V21") from None
 
-    def array(self, *, max_nbytes: int | None = MAX_NBYTES):
+    def array(self, *, max_nbytes: int | None = MAX_NBYTES, nthreads: int = 1):
         """The whole array as a ``numpy.ndarray`` of the stored dtype (NumPy
-        needed); errors and ``max_nbytes`` as :meth:`read`.  Allocated once
-        the checks and the first chunk have shown the sizes real; filled a
-        row of chunks at a time."""
+        needed); errors, ``max_nbytes`` and ``nthreads`` as :meth:`read`.
+        Allocated once the checks and the first chunk have shown the sizes
+        real; each block decoded straight into its place."""
         dtype = self.numpy_dtype()
-        out, flat, at = None, memoryview(b""), 0
-        for piece in self.iter_read(max_nbytes=max_nbytes):
-            if out is None:
-                out = numpy().empty(self.shape, dtype)
-                flat = memoryview(out).cast("B")
-            flat[at:at + len(piece)] = piece
-            at += len(piece)
-        return out if out is not None else numpy().empty(self.shape, dtype)
+        if not self._native_ready():
+            out, flat, at = None, memoryview(b""), 0
+            for piece in self.iter_read(max_nbytes=max_nbytes):
+                if out is None:
+                    out = numpy().empty(self.shape, dtype)
+                    flat = memoryview(out).cast("B")
+                flat[at:at + len(piece)] = piece
+                at += len(piece)
+            return out if out is not None else numpy().empty(self.shape, dtype)
+        if not self._start_whole(max_nbytes):
+            return numpy().empty(self.shape, dtype)
+        self._first_checked()
+        out = numpy().empty(self.shape, dtype)
+        self._read_whole(out.reshape(-1).view("u1"), nthreads)
+        return out
 
     def __getitem__(self, key):
         """The region ``key`` (NumPy basic indexing: integers, slices with
@@ -170,11 +316,12 @@ class B2nd:
         ranges, drop = _region(key, self.shape)
         lo = [min(r) if len(r) else 0 for r in ranges]
         hi = [max(r) + 1 if len(r) else 0 for r in ranges]
-        box = self._box(lo, hi, dtype)
+        stepped = any(abs(r.step) > 1 for r in ranges)
+        box = self._box(lo, hi, dtype, ranges if stepped else None)
         # the box spans each range's first to last index: its steps remain
         picked = box[tuple(0 if d in drop else slice(None, None, r.step)
                            for d, r in enumerate(ranges))]
-        return picked.copy() if any(abs(r.step) > 1 for r in ranges) else picked
+        return picked.copy() if stepped else picked
 
     def _check_array(self) -> None:
         """What every read of the array checks before its chunks: the chunk
@@ -227,14 +374,20 @@ class B2nd:
         self._check_itemsize(itemsize, sink)
         return [p.relocated(self.offset, self.path) for p in sink.problems]
 
-    def _box(self, lo: Sequence[int], hi: Sequence[int], dtype):
+    def _box(self, lo: Sequence[int], hi: Sequence[int], dtype,
+             picks: Sequence[range] | None = None):
         """The items of the box ``lo``..``hi`` (per dimension), from the
         chunks that hold them; allocated once the checks and the first
-        chunk have shown the sizes real (those chunks cover every item)."""
+        chunk have shown the sizes real (those chunks cover every item).
+        ``picks``: the indexes wanted along each dimension (steps): blocks
+        that hold none of them are not decoded, and their part of the box
+        is left as it was allocated."""
         self._check_array()
         shape = [h - l for l, h in zip(lo, hi)]
         if 0 in shape:
             return numpy().empty(shape, dtype)
+        if self._native_ready():
+            return self._native_box(lo, hi, shape, dtype, picks)
         box = None
         first = [l // c for l, c in zip(lo, self.chunkshape)]
         last = [(h - 1) // c for h, c in zip(hi, self.chunkshape)]
@@ -250,6 +403,30 @@ class B2nd:
             b = [min(h, o + c) for h, o, c in zip(hi, origin, self.chunkshape)]
             box[tuple(slice(x - l, y - l) for x, y, l in zip(a, b, lo))] = \
                 chunk[tuple(slice(x - o, y - o) for x, y, o in zip(a, b, origin))]
+        return box
+
+    def _native_box(self, lo, hi, shape, dtype, picks):
+        """:meth:`_box` by the native kernel: only the blocks holding wanted
+        items are decoded, each straight into the box or through one block
+        of scratch."""
+        ts, cshape, bshape = self._frame.typesize, self.chunkshape, self.blockshape
+        plans = Plans(self._nblocks())
+        chunks = []
+        first = [l // c for l, c in zip(lo, cshape)]
+        last = [(h - 1) // c for h, c in zip(hi, cshape)]
+        strides = _strides(self.grid)
+        for corner in _grid([b - a + 1 for a, b in zip(first, last)]):
+            k = [a + c for a, c in zip(first, corner)]
+            origin = [x * c for x, c in zip(k, cshape)]
+            if picks is not None and not all(touches(p, o, o + c)
+                                             for p, o, c in zip(picks, origin, cshape)):
+                continue
+            if plans.add(None, lambda: block_runs(cshape, bshape, origin, lo, hi, ts, picks), 0):
+                chunks.append(sum(x * s for x, s in zip(k, strides)))
+        self._first_checked(chunks[0])
+        box = numpy().empty(shape, dtype)
+        self._read_chunks(plans, chunks, box.reshape(-1).view("u1"), 0, 1,
+                          sel=range(len(chunks)))
         return box
 
     def _check_chunk(self, ci: int, length: int, padded: int, typesize: int,

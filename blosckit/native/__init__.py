@@ -22,7 +22,7 @@ __all__ = [
     "delta_encode_into", "delta_decode_into",
     "bytedelta_encode_into", "bytedelta_decode_into", "trunc_prec_into",
     "decode_chunk", "encode_blocks", "make_codec_table", "decompress_fast",
-    "decompress_fast_into", "copy_runs",
+    "decompress_fast_into", "copy_runs", "b2nd_read",
 ]
 
 _LEVELS = ("scalar", "sse2", "avx2")
@@ -626,3 +626,50 @@ def decompress_fast_into(src, dst, table, nthreads: int = 1):
     if rc == _NOMEM:
         raise MemoryError("decompress_fast_into: no worker could allocate its buffers")
     return None
+
+
+# ------------------------------------------------ b2nd arrays, block by block
+
+_b2nd_read = _lib.bk_b2nd_read
+_NEW_JOB = "bk_b2nd_job *"
+
+
+def b2nd_read(section, offsets, bases, plans, block_runs, runs, out, table, *,
+              nblocks: int, block_bytes: int, base_shift: int = 0,
+              nthreads: int = 1) -> tuple[bytearray, int]:
+    """Decode b2nd chunks block by block into ``out`` (see b2ndread.c).
+
+    Chunk ``i`` starts at ``section[offsets[i]:]`` (``offsets``: int64, as a
+    frame's index stores them) and holds ``nblocks`` blocks of
+    ``block_bytes`` bytes; its plan ``plans[i]`` (int32) names which
+    ``runs`` (``array('q')``, six per run as :func:`copy_runs`, chunk
+    offsets in the chunk) block ``j`` sends where: ``block_runs[p * (nblocks
+    + 1) + j]`` to the next entry; output offsets move by ``bases[i] +
+    base_shift``; ``out`` None: the chunks are checked, nothing decoded.
+    Returns one status byte per chunk (``CHECK_OK``; any
+    other: the caller reads that chunk itself) and the number of blocks
+    read.  ValueError when a run leaves its block or ``out`` (nothing
+    written); MemoryError."""
+    n = len(plans)
+    if len(bases) != n or len(offsets) < 8 * n:
+        raise ValueError("b2nd_read: one offset, base and plan per chunk")
+    status = bytearray(n)
+    j = _ffi.new(_NEW_JOB)
+    s = _rd(section)
+    o = _NULL if out is None else _wr(out)
+    keep = (_ffi.from_buffer("int64_t[]", offsets), _ffi.from_buffer("int64_t[]", bases),
+            _ffi.from_buffer("int32_t[]", plans), _ffi.from_buffer("int32_t[]", block_runs),
+            _ffi.from_buffer("int64_t[]", runs), _ffi.from_buffer("uint8_t[]", status))
+    j.section, j.section_len = s, len(s)
+    j.offsets, j.bases, j.chunk_plan, j.block_runs, j.runs, j.status = keep
+    j.nchunks, j.nblocks, j.block_bytes, j.base_shift = n, nblocks, block_bytes, base_shift
+    j.nplans = len(block_runs) // (nblocks + 1)
+    j.nruns = len(runs) // 6
+    j.out, j.out_len, j.table = o, 0 if out is None else len(o), table
+    rc = _b2nd_read(j, int(nthreads))
+    del s, o, keep
+    if rc == -2:
+        raise MemoryError("b2nd_read: no worker could allocate its buffers")
+    if rc != 0:
+        raise ValueError("b2nd_read: a run leaves its block or the output")
+    return status, int(j.blocks_read)
