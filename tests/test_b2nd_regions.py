@@ -6,6 +6,7 @@ reader's."""
 from __future__ import annotations
 
 import math
+import re
 import struct
 
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import blosckit
+from helpers import LONG
 from oracles import oracle
 
 np = oracle("numpy")
@@ -60,17 +62,24 @@ def _theirs(arr, key):
         return np.asarray(arr[...])[key]
 
 
-def _touched_blocks(shape, chunks, blocks, key) -> int:
-    """The (chunk, block) pairs holding the region's items, by brute force
-    over its indexes."""
+def _touched(shape, chunks, blocks, key) -> set[tuple[int, int]]:
+    """The (chunk, block) pairs holding the region's items (indexes in the
+    chunk grid and in the chunk's block grid, C order), by brute force
+    over its items."""
     idx = np.indices(shape).reshape(len(shape), *shape)
     picked = [i[key].reshape(-1) for i in idx]
+    grid = [-(-s // c) for s, c in zip(shape, chunks)]
+    bgrid = [-(-c // b) for c, b in zip(chunks, blocks)]
     pairs = set()
     for point in zip(*picked):
         c = tuple(p // k for p, k in zip(point, chunks))
         b = tuple((p % k) // b for p, k, b in zip(point, chunks, blocks))
-        pairs.add((c, b))
-    return len(pairs)
+        pairs.add((int(np.ravel_multi_index(c, grid)), int(np.ravel_multi_index(b, bgrid))))
+    return pairs
+
+
+def _touched_blocks(shape, chunks, blocks, key) -> int:
+    return len(_touched(shape, chunks, blocks, key))
 
 
 @pytest.mark.parametrize("n", range(len(CASES)))
@@ -206,3 +215,60 @@ def test_a_chunk_of_the_wrong_block_size_is_refused_as_before():
             read()
         assert e.value.rule == "F-b2nd"
     assert (b[1:3, 2:5] == a[1:3, 2:5]).all()      # chunk 0 is fine
+
+
+def _outcome(fn):
+    try:
+        out = fn()
+    except blosckit.FormatError as e:
+        return ("error", e.offset, e.path, e.rule)
+    return ("ok", out.tobytes() if hasattr(out, "tobytes") else bytes(out))
+
+
+_HOSTILE = _case((37, 41), (16, 12), (5, 7))[2]
+_REGIONS = [(slice(3, 30, 2), slice(5, 40)), (20, slice(None, None, -3))]
+
+
+@settings(max_examples=400 if LONG else 40, deadline=None)
+@given(flips=st.lists(st.tuples(st.integers(0, len(_HOSTILE) - 1), st.integers(0, 7)),
+                      min_size=1, max_size=3))
+def test_damaged_frames_read_as_the_python_reader_reads_them(flips):
+    """Bit flips anywhere in an array frame: the kernel's reads give the
+    bytes, or the FormatError (offset, path, rule), that reading chunk by
+    chunk with the Python reader gives; a region may read where the
+    Python reader, decoding whole chunks, fails in a block the region does
+    not touch."""
+    from blosckit.frame.b2nd import B2nd
+    blob = bytearray(_HOSTILE)
+    for pos, bit in flips:
+        blob[pos] ^= 1 << bit
+    blob = bytes(blob)
+
+    def reads():
+        try:
+            b = blosckit.open_frame(blob).b2nd
+        except blosckit.FormatError:
+            return None
+        if b is None:
+            return None
+        return [_outcome(lambda: b.read(max_nbytes=1 << 20)),
+                _outcome(lambda: b.read(max_nbytes=1 << 20, nthreads=2)),
+                _outcome(lambda: b"".join(b.iter_read())),
+                *[_outcome(lambda: b[key]) for key in _REGIONS]]
+    ours = reads()
+    real = B2nd._native_ready
+    B2nd._native_ready = lambda self: False
+    try:
+        theirs = reads()
+    finally:
+        B2nd._native_ready = real
+    if ours is None or theirs is None:
+        assert ours == theirs
+        return
+    assert ours[:3] == theirs[:3]
+    for key, mine, python in zip(_REGIONS, ours[3:], theirs[3:]):
+        if mine != python:
+            where = re.match(r"frame\.chunks\[(\d+)\]\.blocks\[(\d+)\]", python[2])
+            assert mine[0] == "ok" and python[0] == "error" and where, (mine, python)
+            pair = (int(where[1]), int(where[2]))
+            assert pair not in _touched((37, 41), (16, 12), (5, 7), key)

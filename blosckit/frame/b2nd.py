@@ -34,6 +34,9 @@ __all__ = ["B2nd", "b2nd_meta", "chunk_data", "chunk_items", "iter_chunk_data", 
 
 _GROUP = 8 << 20            # bytes of chunks per native call of a whole read
 _BYTES_PER_THREAD = 256 << 10   # less output than this per thread: not worth a thread
+# outputs above this many bytes are allocated once the first chunk passed its
+# checks (smaller ones cost less than that look)
+_CHECK_FIRST = 1 << 20
 _ZERO_OFFSET = bytes(8)     # a lone chunk's offset in its own view
 # a check of one chunk by the kernel: no plan, nothing written
 _ONE_BASE, _ONE_PLAN, _NO_PLANS, _NO_RUNS = (array_("q", [0]), array_("i", [0]), array_("i"),
@@ -114,7 +117,8 @@ class B2nd:
             return joined(self.iter_read(max_nbytes=max_nbytes, nthreads=nthreads), total)
         if not self._start_whole(max_nbytes):
             return b""
-        self._first_checked()
+        if total > _CHECK_FIRST:
+            self._first_checked()
         obj, view = new_bytes(total)
         self._read_whole(view, nthreads)
         view.release()
@@ -141,6 +145,8 @@ class B2nd:
             per = math.prod(grid[1:]) if self.shape else 1
             plans = self._whole_plans()
             for first, shape in bands:
+                if math.prod(shape) * ts > _CHECK_FIRST:
+                    self._first_checked(first)
                 out = bytearray(math.prod(shape) * ts)
                 self._read_chunks(plans, range(first, first + per), out, -plans.bases[first],
                                   nthreads)
@@ -302,7 +308,8 @@ class B2nd:
             return out if out is not None else numpy().empty(self.shape, dtype)
         if not self._start_whole(max_nbytes):
             return numpy().empty(self.shape, dtype)
-        self._first_checked()
+        if math.prod(self.shape) * self._frame.typesize > _CHECK_FIRST:
+            self._first_checked()
         out = numpy().empty(self.shape, dtype)
         self._read_whole(out.reshape(-1).view("u1"), nthreads)
         return out
@@ -423,7 +430,8 @@ class B2nd:
                 continue
             if plans.add(None, lambda: block_runs(cshape, bshape, origin, lo, hi, ts, picks), 0):
                 chunks.append(sum(x * s for x, s in zip(k, strides)))
-        self._first_checked(chunks[0])
+        if math.prod(shape) * ts > _CHECK_FIRST:
+            self._first_checked(chunks[0])
         box = numpy().empty(shape, dtype)
         self._read_chunks(plans, chunks, box.reshape(-1).view("u1"), 0, 1,
                           sel=range(len(chunks)))

@@ -100,10 +100,13 @@ def block_runs(cshape: Sequence[int], bshape: Sequence[int], origin: Sequence[in
         run = math.prod(ext[k:]) * ts
         if k == 0:
             out[bi] = [(src, dst, run, 1, 0, 0)]
-            continue
-        out[bi] = [(src + sum(r * b for r, b in zip(c, bstr)),
-                    dst + sum(r * o for r, o in zip(c, ostr)),
-                    run, ext[k - 1], bstr[k - 1], ostr[k - 1]) for c in _grid(ext[:k - 1])]
+        elif k == 1:                      # one group of runs: no corner to walk
+            out[bi] = [(src, dst, run, ext[0], bstr[0], ostr[0])]
+        else:
+            out[bi] = [(src + sum(r * b for r, b in zip(c, bstr)),
+                        dst + sum(r * o for r, o in zip(c, ostr)),
+                        run, ext[k - 1], bstr[k - 1], ostr[k - 1])
+                       for c in _grid(ext[:k - 1])]
     return out
 
 

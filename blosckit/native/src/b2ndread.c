@@ -91,6 +91,24 @@ static int prepare(const bk_b2nd_job *j, int32_t i, bk_chunk *c) {
   return body == BK_BODY_MEMCPYED ? TAKE_MEMCPYED : TAKE_BLOCKS;
 }
 
+/* The block fills a single run of the output: decoded there, in place. */
+static int in_place(const int64_t *x, int64_t nrun, int64_t at, int64_t bb) {
+  return nrun == 1 && x[0] == at && x[2] == bb && x[3] == 1;
+}
+
+/* Every block of every plan with runs is decoded in place. */
+static int in_place_only(const bk_b2nd_job *j) {
+  int64_t nb = j->nblocks;
+  for (int32_t p = 0; p < j->nplans; p++) {
+    const int32_t *k = j->block_runs + (int64_t)p * (nb + 1);
+    for (int64_t b = 0; b < nb; b++)
+      if (k[b + 1] > k[b] && !in_place(j->runs + 6 * (int64_t)k[b], k[b + 1] - k[b],
+                                       b * j->block_bytes, j->block_bytes))
+        return 0;
+  }
+  return 1;
+}
+
 static void copy_out(const int64_t *x, int64_t nrun, int64_t block_at, const uint8_t *blk,
                      uint8_t *out) {
   for (int64_t r = 0; r < nrun; r++, x += 6) {
@@ -118,7 +136,7 @@ static int read_unit(void *arg, bk_worker *w, int32_t u) {
     return 0;
   }
   /* the whole block is one run of the output: decode it there */
-  if (nrun == 1 && x[0] == at && x[2] == bb && x[3] == 1) {
+  if (in_place(x, nrun, at, bb)) {
     st->units[u] = bk_decode_block_to(c, b, out + x[1], w->s1, w->s2, w->ctx) == 0
                        ? UNIT_READ : UNIT_FAILED;
     return 0;
@@ -141,7 +159,7 @@ int bk_b2nd_read(bk_b2nd_job *j, int nthreads) {
   const bk_codec_entry *ze;
   j->blocks_read = 0;
   if (j->nchunks < 0 || j->nblocks <= 0 || j->block_bytes <= 0 ||
-      (j->out != NULL && j->nplans <= 0) || nunits > INT32_MAX || (int64_t)j->block_bytes > (INT64_MAX / 4))
+      (j->out != NULL && j->nplans <= 0) || nunits > INT32_MAX)
     return BK_EPARAM;
   if (j->nchunks == 0) return 0;
   memset(&st, 0, sizeof st);
@@ -179,10 +197,12 @@ int bk_b2nd_read(bk_b2nd_job *j, int nthreads) {
   }
   ze = &j->table->by_format[BK_COMPFORMAT_ZSTD];
   {
-    /* scratch: the filters' two buffers, and the block decoded (after s2's first block) */
-    int32_t r = bk_parallel_blocks(read_unit, &st, 0, (int32_t)nunits, nthreads,
-                                   2 * (size_t)j->block_bytes, zstd ? ze->fn_new : NULL,
-                                   zstd ? ze->fn_free : NULL);
+    /* scratch: the filters' two buffers, and after s2's first block the
+       block decoded, when some block is not decoded in place (threads
+       started for this call allocate theirs: no more than needed) */
+    size_t scratch = (size_t)j->block_bytes * (in_place_only(j) ? 1 : 2);
+    int32_t r = bk_parallel_blocks(read_unit, &st, 0, (int32_t)nunits, nthreads, scratch,
+                                   zstd ? ze->fn_new : NULL, zstd ? ze->fn_free : NULL);
     if (r == BK_DECODE_NOMEM) {
       rc = BK_ENOMEM;
       goto done;
