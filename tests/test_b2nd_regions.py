@@ -109,10 +109,12 @@ def test_whole_reads_are_python_blosc2s(n, nthreads):
     assert (b.array(nthreads=nthreads) == want).all()
     assert b.read(nthreads=nthreads) == want.tobytes()
     assert b"".join(b.iter_read(nthreads=nthreads)) == want.tobytes()
-    # every block holding items, once per read (edge chunks' padding blocks: none)
+    # every block of every chunk, once per read: the padding blocks of edge
+    # chunks too (a damaged one fails the read, as it fails the chunk)
     chunks, blocks = CASES[n][1:]
-    per_read = _touched_blocks(a.shape, chunks, blocks, ...)
-    assert b.blocks_decoded == 3 * per_read
+    nchunks = math.prod(-(-s // c) for s, c in zip(a.shape, chunks))
+    nblocks = math.prod(-(-c // k) for c, k in zip(chunks, blocks))
+    assert b.blocks_decoded == 3 * nchunks * nblocks
 
 
 def test_big_blocks_threads_and_blocks_decoded_straight_into_place():
@@ -268,7 +270,14 @@ def test_damaged_frames_read_as_the_python_reader_reads_them(flips):
     assert ours[:3] == theirs[:3]
     for key, mine, python in zip(_REGIONS, ours[3:], theirs[3:]):
         if mine != python:
-            where = re.match(r"frame\.chunks\[(\d+)\]\.blocks\[(\d+)\]", python[2])
-            assert mine[0] == "ok" and python[0] == "error" and where, (mine, python)
-            pair = (int(where[1]), int(where[2]))
-            assert pair not in _touched((37, 41), (16, 12), (5, 7), key)
+            # the Python reader failed in a block the region leaves out; the
+            # kernel read the region, or failed in a block it holds
+            touched = _touched((37, 41), (16, 12), (5, 7), key)
+            assert python[0] == "error" and _block_at(python[2]) not in touched, (mine, python)
+            assert mine[0] == "ok" or _block_at(mine[2]) in touched, (mine, python)
+
+
+def _block_at(path: str) -> tuple[int, int] | None:
+    """(chunk, block) of an error's path, None when it names no block."""
+    where = re.match(r"frame\.chunks\[(\d+)\]\.blocks\[(\d+)\]", path)
+    return (int(where[1]), int(where[2])) if where else None

@@ -149,7 +149,7 @@ class B2nd:
                     self._first_checked(first)
                 out = bytearray(math.prod(shape) * ts)
                 self._read_chunks(plans, range(first, first + per), out, -plans.bases[first],
-                                  nthreads)
+                                  nthreads, whole=True)
                 yield out
             return
         layouts: dict[tuple[int, ...], _Layout] = {}
@@ -215,7 +215,7 @@ class B2nd:
         # one row of chunks per call: the pages read are given back in between
         per = max(1, min(n, _GROUP // max(1, self._frame.chunksize)))
         for a in range(0, n, per):
-            self._read_chunks(plans, range(a, min(n, a + per)), out, 0, nthreads)
+            self._read_chunks(plans, range(a, min(n, a + per)), out, 0, nthreads, whole=True)
 
     def _first_checked(self, ci: int = 0) -> None:
         """Chunk ``ci`` checked before the output is allocated: the kernel's
@@ -233,11 +233,14 @@ class B2nd:
         return math.prod(self.blockshape) * self._frame.typesize
 
     def _read_chunks(self, plans: Plans, chunks: Sequence[int], out, shift: int,
-                     nthreads: int, sel: range | None = None) -> None:
+                     nthreads: int, sel: range | None = None, whole: bool = False) -> None:
         """Chunks ``chunks`` (frame indexes) into ``out`` by their plans
         (``plans``' entries ``sel``, by default the same as ``chunks``),
         output offsets moved by ``shift``; the chunks the kernel does not
-        take are read, checked and explained by the Python reader, in order."""
+        take are read, checked and explained by the Python reader, in order.
+        ``whole``: every block is decoded, those holding no item (the
+        padding of edge chunks) too, so that a damaged one is an error as
+        it is to the chunk reader; a region decodes only its blocks."""
         sel = chunks if sel is None else sel
         nb, bb = plans.nblocks, self._block_bytes()
         f = self._frame
@@ -251,7 +254,7 @@ class B2nd:
             offsets = memoryview(f.entries.raw)[8 * chunks.start:8 * chunks.stop]
             status, n = native.b2nd_read(section, offsets, bases, chosen, plans.block_runs,
                                          plans.runs, out, table, nblocks=nb, block_bytes=bb,
-                                         base_shift=shift, nthreads=threads)
+                                         base_shift=shift, nthreads=threads, decode_all=whole)
             f.read_through(len(chunks) * f.chunksize)
             self.blocks_decoded += n
             for k in (k for k, s in enumerate(status) if s != native.CHECK_OK):
@@ -263,7 +266,8 @@ class B2nd:
                 status, n = native.b2nd_read(view, _ZERO_OFFSET, bases[k:k + 1],
                                              chosen[k:k + 1], plans.block_runs, plans.runs,
                                              out, table, nblocks=nb, block_bytes=bb,
-                                             base_shift=shift, nthreads=threads)
+                                             base_shift=shift, nthreads=threads,
+                                             decode_all=whole)
                 self.blocks_decoded += n
                 if status[0] == native.CHECK_OK:
                     continue
@@ -321,8 +325,10 @@ class B2nd:
         index out of range or too many of them, as NumPy."""
         dtype = self.numpy_dtype()
         ranges, drop = _region(key, self.shape)
-        lo = [min(r) if len(r) else 0 for r in ranges]
-        hi = [max(r) + 1 if len(r) else 0 for r in ranges]
+        # a range's ends by its first and last index (min() and max() would
+        # walk it: a hostile shape claims 10**13 items along a dimension)
+        lo = [min(r[0], r[-1]) if r else 0 for r in ranges]
+        hi = [max(r[0], r[-1]) + 1 if r else 0 for r in ranges]
         stepped = any(abs(r.step) > 1 for r in ranges)
         box = self._box(lo, hi, dtype, ranges if stepped else None)
         # the box spans each range's first to last index: its steps remain

@@ -636,7 +636,7 @@ _NEW_JOB = "bk_b2nd_job *"
 
 def b2nd_read(section, offsets, bases, plans, block_runs, runs, out, table, *,
               nblocks: int, block_bytes: int, base_shift: int = 0,
-              nthreads: int = 1) -> tuple[bytearray, int]:
+              nthreads: int = 1, decode_all: bool = False) -> tuple[bytearray, int]:
     """Decode b2nd chunks block by block into ``out`` (see b2ndread.c).
 
     Chunk ``i`` starts at ``section[offsets[i]:]`` (``offsets``: int64, as a
@@ -645,7 +645,8 @@ def b2nd_read(section, offsets, bases, plans, block_runs, runs, out, table, *,
     ``runs`` (``array('q')``, six per run as :func:`copy_runs`, chunk
     offsets in the chunk) block ``j`` sends where: ``block_runs[p * (nblocks
     + 1) + j]`` to the next entry; output offsets move by ``bases[i] +
-    base_shift``; ``out`` None: the chunks are checked, nothing decoded.
+    base_shift``; ``decode_all``: the blocks without runs are decoded too
+    (into scratch: a whole read checks every block); ``out`` None: the chunks are checked, nothing decoded.
     Returns one status byte per chunk (``CHECK_OK``; any
     other: the caller reads that chunk itself) and the number of blocks
     read.  ValueError when a run leaves its block or ``out`` (nothing
@@ -666,6 +667,7 @@ def b2nd_read(section, offsets, bases, plans, block_runs, runs, out, table, *,
     j.nplans = len(block_runs) // (nblocks + 1)
     j.nruns = len(runs) // 6
     j.out, j.out_len, j.table = o, 0 if out is None else len(o), table
+    j.decode_all = int(decode_all)
     rc = _b2nd_read(j, int(nthreads))
     del s, o, keep
     if rc == -2:

@@ -8,6 +8,10 @@
  * a single run of the output is decoded there; any other is decoded into
  * the thread's scratch and its runs copied out while it is in cache.
  *
+ * A whole read (decode_all) decodes the blocks without runs too, the
+ * padding of edge chunks, so that a damaged one fails the read as it fails
+ * the chunk; a region read decodes only its blocks.
+ *
  * A chunk this path does not take (special entry, declined, rejected, a
  * block that fails, delta, sizes not the array's) is reported per chunk:
  * the Python reader reads it again and explains, so errors are the ones it
@@ -102,8 +106,9 @@ static int in_place_only(const bk_b2nd_job *j) {
   for (int32_t p = 0; p < j->nplans; p++) {
     const int32_t *k = j->block_runs + (int64_t)p * (nb + 1);
     for (int64_t b = 0; b < nb; b++)
-      if (k[b + 1] > k[b] && !in_place(j->runs + 6 * (int64_t)k[b], k[b + 1] - k[b],
-                                       b * j->block_bytes, j->block_bytes))
+      if (k[b + 1] > k[b] ? !in_place(j->runs + 6 * (int64_t)k[b], k[b + 1] - k[b],
+                                      b * j->block_bytes, j->block_bytes)
+                          : j->decode_all)
         return 0;
   }
   return 1;
@@ -129,7 +134,17 @@ static int read_unit(void *arg, bk_worker *w, int32_t u) {
   uint8_t *out = j->out + j->bases[i] + j->base_shift;
   const bk_chunk *c = &st->chunks[i];
   uint8_t *blk;
-  if (st->take[i] == TAKE_NONE || nrun == 0) return 0;
+  if (st->take[i] == TAKE_NONE) return 0;
+  if (nrun == 0) {
+    /* whole reads decode the padding blocks too: a damaged one fails the
+       read, as it fails the chunk's decoding */
+    if (!j->decode_all) return 0;
+    /* (a stored block has nothing to decode, nothing to fail) */
+    st->units[u] = st->take[i] == TAKE_MEMCPYED ||
+                   bk_decode_block_to(c, b, w->s2 + bb, w->s1, w->s2, w->ctx) == 0
+                       ? UNIT_READ : UNIT_FAILED;
+    return 0;
+  }
   if (st->take[i] == TAKE_MEMCPYED) {
     copy_out(x, nrun, at, c->src + BK_CHUNK_EXTENDED_END + at, out);
     st->units[u] = UNIT_READ;

@@ -202,6 +202,7 @@ typedef struct {
   uint8_t *out;
   int64_t out_len;
   const bk_codec_table *table;
+  int decode_all;            /* decode the blocks without runs too (into scratch) */
   uint8_t *status;           /* out, per chunk: BK_CHECK_OK, _PYTHON or _SPECIAL */
   int64_t blocks_read;       /* out: blocks decoded (or copied, memcpyed) */
 } bk_b2nd_job;
