@@ -24,6 +24,7 @@ from ..formats.chunk import MAX_NBYTES, check_output_cap
 from ..formats.rules import Collect, RaiseFirst
 from ..native.buffers import finish, joined, new_bytes
 from .b2nd_read import Plans, block_runs, touches
+from .b2nd_read import grid_indexes as _grid, strides as _strides
 from .build import build_frame
 from .shapes import default_shapes
 
@@ -524,26 +525,6 @@ def numpy():
     except ImportError:
         raise ImportError("B2nd.array() and B2nd[...] need NumPy: pip install numpy") from None
     return np
-
-
-def _grid(counts: Sequence[int]) -> Iterator[tuple[int, ...]]:
-    """Indexes of an n-d grid in C order (one empty index for 0 dimensions)."""
-    idx = [0] * len(counts)
-    for _ in range(math.prod(counts)):
-        yield tuple(idx)
-        for d in range(len(counts) - 1, -1, -1):
-            idx[d] += 1
-            if idx[d] < counts[d]:
-                break
-            idx[d] = 0
-
-
-def _strides(shape: Sequence[int]) -> list[int]:
-    st, acc = [0] * len(shape), 1
-    for d in range(len(shape) - 1, -1, -1):
-        st[d] = acc
-        acc *= shape[d]
-    return st
 
 
 def _runs(shape, cshape, bshape, origin, ts: int) -> Iterator[tuple[int, int, int, int, int, int]]:

@@ -15,12 +15,13 @@ from __future__ import annotations
 import math
 from array import array as array_
 from itertools import accumulate, product
-from typing import Sequence
+from typing import Iterator, Sequence
 
-__all__ = ["Plans", "block_runs", "touches"]
+__all__ = ["Plans", "block_runs", "touches", "grid_indexes", "strides"]
 
 
-def _strides(shape: Sequence[int]) -> list[int]:
+def strides(shape: Sequence[int]) -> list[int]:
+    """C-order strides of ``shape``, in items."""
     st, acc = [0] * len(shape), 1
     for d in range(len(shape) - 1, -1, -1):
         st[d] = acc
@@ -28,7 +29,7 @@ def _strides(shape: Sequence[int]) -> list[int]:
     return st
 
 
-def _grid(counts: Sequence[int]):
+def grid_indexes(counts: Sequence[int]) -> Iterator[tuple[int, ...]]:
     """Indexes of an n-d grid in C order (one empty index for 0 dimensions)."""
     idx = [0] * len(counts)
     for _ in range(math.prod(counts)):
@@ -64,11 +65,11 @@ def block_runs(cshape: Sequence[int], bshape: Sequence[int], origin: Sequence[in
     if nd == 0:                          # a 0-d array: one item
         return {0: [(0, -base, ts, 1, 0, 0)]}
     box = [h - l for l, h in zip(lo, hi)]
-    ostr = [x * ts for x in _strides(box)]
-    bstr = [x * ts for x in _strides(bshape)]
+    ostr = [x * ts for x in strides(box)]
+    bstr = [x * ts for x in strides(bshape)]
     bbytes = math.prod(bshape) * ts
     bgrid = [-(-c // b) for c, b in zip(cshape, bshape)]
-    gstr = _strides(bgrid)
+    gstr = strides(bgrid)
     # per dimension, the blocks along it that hold part of the box (and a
     # pick): (offset of the block in the chunk, of the part in the block,
     # the part's extent, its offset in the box) -- offsets in bytes
@@ -106,7 +107,7 @@ def block_runs(cshape: Sequence[int], bshape: Sequence[int], origin: Sequence[in
             out[bi] = [(src + sum(r * b for r, b in zip(c, bstr)),
                         dst + sum(r * o for r, o in zip(c, ostr)),
                         run, ext[k - 1], bstr[k - 1], ostr[k - 1])
-                       for c in _grid(ext[:k - 1])]
+                       for c in grid_indexes(ext[:k - 1])]
     return out
 
 

@@ -245,20 +245,32 @@ static int decode_blocks(const uint8_t *src, const bk_header *h, const layout *L
     return rc == BK_DECODE_NOMEM ? BK_FAST_NOMEM : BK_FAST_REJECTED;
 }
 
+/* Header, codec and layout checked (the reader's rules): BK_FAST_DONE
+ * with h, L and *e filled, else DECLINED or REJECTED. */
+static int checked(const uint8_t *src, size_t srclen, int32_t max_nbytes,
+                   const bk_codec_table *table, bk_header *h, layout *L,
+                   const bk_codec_entry **e)
+{
+    if (bk_read_header(src, srclen, h) == 0)
+        return BK_FAST_REJECTED;   /* shorter than its header: H1 or H7 */
+    *e = handled(h, table);
+    if (*e == NULL)
+        return BK_FAST_DECLINED;
+    if (!header_ok(h, srclen, max_nbytes) || !layout_ok(src, h, L))
+        return BK_FAST_REJECTED;
+    return BK_FAST_DONE;
+}
+
 int bk_fast_prepare(const uint8_t *src, size_t srclen, int32_t max_nbytes,
                     const bk_codec_table *table, bk_chunk *c, int *body,
                     int32_t *stored_blocksize)
 {
     bk_header h;
     layout L;
-    const bk_codec_entry *e;
-    if (bk_read_header(src, srclen, &h) == 0)
-        return BK_FAST_REJECTED;
-    e = handled(&h, table);
-    if (e == NULL)
-        return BK_FAST_DECLINED;
-    if (!header_ok(&h, srclen, max_nbytes) || !layout_ok(src, &h, &L))
-        return BK_FAST_REJECTED;
+    const bk_codec_entry *e = NULL;
+    int rc = checked(src, srclen, max_nbytes, table, &h, &L, &e);
+    if (rc != BK_FAST_DONE)
+        return rc;
     fill_chunk(src, &h, &L, e, c);
     *stored_blocksize = h.blocksize;     /* c's is clamped to nbytes */
     *body = L.kind == BODY_MEMCPYED ? BK_BODY_MEMCPYED
@@ -272,16 +284,13 @@ int bk_fast_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t d
 {
     bk_header h;
     layout L;
-    const bk_codec_entry *e;
+    const bk_codec_entry *e = NULL;
+    int rc;
     if (nbytes != NULL)
         *nbytes = -1;
-    if (bk_read_header(src, srclen, &h) == 0)
-        return BK_FAST_REJECTED;   /* shorter than its header: H1 or H7 */
-    e = handled(&h, table);
-    if (e == NULL)
-        return BK_FAST_DECLINED;
-    if (!header_ok(&h, srclen, max_nbytes) || !layout_ok(src, &h, &L))
-        return BK_FAST_REJECTED;
+    rc = checked(src, srclen, max_nbytes, table, &h, &L, &e);
+    if (rc != BK_FAST_DONE)
+        return rc;
     if (nbytes != NULL)
         *nbytes = h.nbytes;
     if (dst == NULL)
