@@ -281,3 +281,11 @@ def _block_at(path: str) -> tuple[int, int] | None:
     """(chunk, block) of an error's path, None when it names no block."""
     where = re.match(r"frame\.chunks\[(\d+)\]\.blocks\[(\d+)\]", path)
     return (int(where[1]), int(where[2])) if where else None
+
+
+def test_nthreads_is_checked_as_everywhere():
+    b = blosckit.open_frame(_BUILT[1][2]).b2nd
+    for read in (b.read, b.array, lambda **kw: list(b.iter_read(**kw))):
+        for bad, err in ((0, ValueError), (65, ValueError), (2.0, TypeError), (True, TypeError)):
+            with pytest.raises(err):
+                read(nthreads=bad)

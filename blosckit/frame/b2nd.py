@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from .. import native
 from ..chunk.encode import compress
-from ..chunk.read import fast_table
+from ..chunk.read import _check_threads, fast_table
 from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import chunk as fc
@@ -113,6 +113,7 @@ class B2nd:
         (default 2**31 - 1; None: no cap; :meth:`iter_read` streams any
         size).  Each block is decoded straight into its place in the output,
         blocks spread over ``nthreads`` threads."""
+        _check_threads(nthreads)
         total = math.prod(self.shape) * self._frame.typesize
         if not self._native_ready():
             return joined(self.iter_read(max_nbytes=max_nbytes, nthreads=nthreads), total)
@@ -132,6 +133,7 @@ class B2nd:
         array is one piece), so memory holds one row of chunks however large
         the array (no cap unless ``max_nbytes`` is given), and the pages of
         a mapped file are given back as they are read."""
+        _check_threads(nthreads)
         ts = self._frame.typesize
         if not self._start_whole(max_nbytes):
             return
@@ -301,6 +303,7 @@ class B2nd:
         needed); errors, ``max_nbytes`` and ``nthreads`` as :meth:`read`.
         Allocated once the checks and the first chunk have shown the sizes
         real; each block decoded straight into its place."""
+        _check_threads(nthreads)
         dtype = self.numpy_dtype()
         if not self._native_ready():
             out, flat, at = None, memoryview(b""), 0
