@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from .. import native
 from ..chunk.encode import compress
-from ..chunk.read import _check_threads, fast_table
+from ..chunk.encode import MAX_THREADS
+from ..chunk.read import fast_table
 from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import chunk as fc
@@ -488,6 +489,15 @@ def chunk_items(data, cshape: Sequence[int], bshape: Sequence[int], dtype):
     blocks = items.reshape([*nblocks, *bshape])
     order = [x for d in range(nd) for x in (d, nd + d)]
     return blocks.transpose(order).reshape([n * b for n, b in zip(nblocks, bshape)])
+
+
+def _check_threads(nthreads) -> None:
+    """TypeError or ValueError, as the chunk reader's, unless ``nthreads`` is
+    an int in 1..MAX_THREADS."""
+    if isinstance(nthreads, bool) or not isinstance(nthreads, int):
+        raise TypeError(f"nthreads must be an int, not {type(nthreads).__name__}")
+    if not 1 <= nthreads <= MAX_THREADS:
+        raise ValueError(f"nthreads must be in 1..{MAX_THREADS}, got {nthreads}")
 
 
 def _region(key, shape: Sequence[int]) -> tuple[list[range], set[int]]:

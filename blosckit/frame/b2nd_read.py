@@ -90,14 +90,14 @@ def block_runs(cshape: Sequence[int], bshape: Sequence[int], origin: Sequence[in
     # the dimensions from k on merge into one run when every block spans
     # them whole, as the box does
     k = nd - 1
-    while k > 0 and bshape[k] == box[k] and all(t[2] == box[k] for t in axes[k]):
+    while k > 0 and bshape[k] == box[k] and all(e == box[k] for _, _, e, _ in axes[k]):
         k -= 1
     out: dict[int, list[tuple]] = {}
     for combo in product(*axes):
-        bi = sum(t[0] for t in combo)
-        src = bi * bbytes + sum(t[1] for t in combo)
-        dst = sum(t[3] for t in combo) - base
-        ext = [t[2] for t in combo]
+        in_grid, in_block, ext, in_box = zip(*combo)
+        bi = sum(in_grid)
+        src = bi * bbytes + sum(in_block)
+        dst = sum(in_box) - base
         run = math.prod(ext[k:]) * ts
         if k == 0:
             out[bi] = [(src, dst, run, 1, 0, 0)]
