@@ -193,18 +193,33 @@ class B2nd:
 
     def _whole_plans(self) -> Plans:
         """The plans of every chunk for a read of the whole array (made once:
-        they depend on the shapes only); bases in the array's bytes."""
+        they depend on the shapes only); bases in the array's bytes.  Along
+        each dimension a chunk is whole or the cut last one: chunks alike
+        along every dimension share a plan."""
         if self._plans is None:
-            ts, shape, cshape = self._frame.typesize, self.shape, self.chunkshape
-            plans = Plans(self._nblocks())
+            ts, shape, cshape, grid = self._frame.typesize, self.shape, self.chunkshape, self.grid
+            nd = len(shape)
             astr = [x * ts for x in _strides(shape)]
-            zero = [0] * len(shape)
-            for corner in _grid(self.grid):
-                origin = [k * c for k, c in zip(corner, cshape)]
+            # every chunk's base, and its kind: bit nd-1-d set when it is the
+            # cut last chunk along d (chunk grid in C order)
+            bases, kinds = [0], [0]
+            for d in range(nd):
+                step, cut = cshape[d] * astr[d], shape[d] % cshape[d] != 0
+                along = [0] * grid[d]
+                if cut:
+                    along[-1] = 1
+                bases = [b + k * step for b in bases for k in range(grid[d])]
+                kinds = [2 * x + y for x in kinds for y in along]
+            plans = Plans(self._nblocks())
+            ids = {}
+            for kind in sorted(set(kinds)):
+                origin = [(grid[d] - 1) * cshape[d] if kind >> (nd - 1 - d) & 1 else 0
+                          for d in range(nd)]
                 base = sum(o * a for o, a in zip(origin, astr))
-                plans.add(tuple(min(c, s - o) for c, s, o in zip(cshape, shape, origin)),
-                          lambda: block_runs(cshape, self.blockshape, origin, zero, shape, ts,
-                                             base=base), base)
+                ids[kind] = plans.plan(lambda: block_runs(cshape, self.blockshape, origin,
+                                                          [0] * nd, shape, ts, base=base))
+            plans.chunk_plan = array_("i", [ids[k] for k in kinds])
+            plans.bases = array_("q", bases)
             self._plans = plans
         return self._plans
 
@@ -439,7 +454,7 @@ class B2nd:
             if picks is not None and not all(touches(p, o, o + c)
                                              for p, o, c in zip(picks, origin, cshape)):
                 continue
-            if plans.add(None, lambda: block_runs(cshape, bshape, origin, lo, hi, ts, picks), 0):
+            if plans.add(lambda: block_runs(cshape, bshape, origin, lo, hi, ts, picks), 0):
                 chunks.append(sum(x * s for x, s in zip(k, strides)))
         if math.prod(shape) * ts > _CHECK_FIRST:
             self._first_checked(chunks[0])

@@ -1,13 +1,13 @@
 """Reading b2nd arrays block by block: plans for the native kernel
 (``native.b2nd_read``), which decodes each block a read needs straight into
-its place in the output and never decodes one it does not need.
+its place in the output (a region's: only the blocks holding its items).
 
 A plan is, per block of a chunk, the byte runs of that block that land in
 the output (the whole array, or the box around a region): six int64 per
 run as :func:`native.copy_runs` takes them, chunk offsets counted from the
-chunk's start, output offsets from the chunk's base.  Chunks whose part of
-the output has the same extents share one plan (the inner chunks of an
-array, each edge).  Whatever the kernel does not take (special entries,
+chunk's start, output offsets from the chunk's base.  In a whole read,
+chunks whose part of the output has the same extents share one plan (the
+inner chunks of an array, each edge).  Whatever the kernel does not take (special entries,
 chunks it declines or rejects) the caller reads with the Python reader.
 """
 from __future__ import annotations
@@ -121,31 +121,33 @@ class Plans:
         self.block_runs = array_("i")
         self.chunk_plan = array_("i")
         self.bases = array_("q")
-        self._known: dict = {}
 
-    def add(self, key, runs_of, base: int) -> bool:
-        """Add a chunk whose plan is ``runs_of()`` (:func:`block_runs`), shared
-        with the chunks added under the same ``key`` (None: its own);
-        False, adding nothing, when it has no run at all."""
-        p = self._known.get(key) if key is not None else None
+    def add(self, runs_of, base: int) -> bool:
+        """Add a chunk whose plan is ``runs_of()`` (:func:`block_runs`), at
+        ``base``; False, adding nothing, when it has no run at all."""
+        p = self.plan(runs_of)
         if p is None:
-            per_block = runs_of()
-            if not per_block:
-                return False
-            p = len(self.block_runs) // (self.nblocks + 1)
-            counts = [0] * (self.nblocks + 1)
-            counts[0] = len(self.runs) // 6
-            for bi in sorted(per_block):
-                runs = per_block[bi]
-                counts[bi + 1] = len(runs)
-                for run in runs:
-                    self.runs.extend(run)
-            self.block_runs.extend(accumulate(counts))
-            if key is not None:
-                self._known[key] = p
+            return False
         self.chunk_plan.append(p)
         self.bases.append(base)
         return True
+
+    def plan(self, runs_of) -> int | None:
+        """A new plan, ``runs_of()`` (:func:`block_runs`): its index, None
+        (nothing added) when it has no run."""
+        per_block = runs_of()
+        if not per_block:
+            return None
+        p = len(self.block_runs) // (self.nblocks + 1)
+        counts = [0] * (self.nblocks + 1)
+        counts[0] = len(self.runs) // 6
+        for bi in sorted(per_block):
+            runs = per_block[bi]
+            counts[bi + 1] = len(runs)
+            for run in runs:
+                self.runs.extend(run)
+        self.block_runs.extend(accumulate(counts))
+        return p
 
     def runs_of(self, i: int) -> array_:
         """The runs of the ``i``-th chunk added (for :func:`native.copy_runs`
