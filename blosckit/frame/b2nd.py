@@ -8,6 +8,7 @@ writing walk the same byte runs (:func:`_runs`), in opposite directions.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from array import array as array_
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from .. import native
 from ..chunk.encode import compress
+from ..chunk.header import SPECIAL_KINDS, header
+from ..chunk.plan import get_plan
 from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import chunk as fc
@@ -469,11 +472,8 @@ def compress_b2nd(src, *, chunkshape: Sequence[int] | None = None,
     if data.nbytes != math.prod(shape) * typesize:
         raise ValueError(f"{data.nbytes} bytes of data for shape {shape} of {typesize}-byte "
                          f"items ({math.prod(shape) * typesize} bytes)")
-    bsize = math.prod(blockshape) * typesize
-    # compressed as the frame is built: memory holds one chunk's data
-    chunks = (compress(c, typesize=typesize, codec=codec, clevel=clevel, filters=filters,
-                       blocksize=bsize, nthreads=nthreads)
-              for c in iter_chunk_data(data, shape, chunkshape, blockshape, typesize))
+    chunks = _encoded_chunks(data, shape, chunkshape, blockshape, typesize, codec=codec,
+                             clevel=clevel, filters=filters, nthreads=nthreads)
     padded = fb.padded_items(chunkshape, blockshape) * typesize
     # an array without items has no chunk: the header takes the parameters
     # from an empty one, as python-blosc2's context gives them
@@ -488,6 +488,14 @@ def b2nd_meta(shape: Sequence[int], chunkshape: Sequence[int], blockshape: Seque
               dtype: str) -> bytes:
     """The ``b2nd`` metalayer value of an array (extents in items);
     FormatError naming the extent at fault when the shapes do not fit."""
+    return _checked_meta(tuple(shape), tuple(chunkshape), tuple(blockshape), dtype)
+
+
+# building and checking the value costs more than writing a small array; an
+# error raised is not kept, so a bad value is refused every time
+@functools.lru_cache(maxsize=64)
+def _checked_meta(shape: tuple[int, ...], chunkshape: tuple[int, ...],
+                  blockshape: tuple[int, ...], dtype: str) -> bytes:
     meta = fb.build_meta(shape, chunkshape, blockshape, dtype)
     # FormatError names the extent at fault (in the value's coordinates)
     RaiseFirst().run(fb.META_RULES, fb.B2ndView(fb.B2ndMeta.parse(meta)), meta)
@@ -513,3 +521,96 @@ def iter_chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
         buf = bytearray(padded)
         layout.copy(corner, buf, src, to_chunk=True)
         yield buf
+
+
+# chunks encoded per native call: the output slots of a batch take at most
+# this many bytes (their untouched pages are never mapped in)
+_BATCH_BYTES = 64 << 20
+
+
+def _encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequence[int],
+                    blockshape: Sequence[int], typesize: int, *, codec, clevel: int, filters,
+                    nthreads: int) -> Iterator:
+    """The compressed chunks of the array ``data`` (bytes in C order), chunk
+    grid in C order, each what :func:`compress` makes of its padded chunk.
+    Whole chunks are encoded natively, straight from ``data`` (gathered by
+    the runs, or read in place when a chunk is a contiguous slice of it),
+    several per call, spread over ``nthreads`` threads; codecs without a
+    native encoder, and grids of too few chunks to share among the threads
+    (their blocks are shared instead), go through :func:`compress` per
+    chunk."""
+    padded = fb.padded_items(chunkshape, blockshape) * typesize
+    bsize = math.prod(blockshape) * typesize
+    nchunks = math.prod(fb.chunk_grid(shape, chunkshape))
+    args = dict(typesize=typesize, codec=codec, clevel=clevel, filters=filters, blocksize=bsize,
+                nthreads=nthreads)
+    plan = get_plan(padded, typesize, codec, clevel, filters, bsize, "forward_compat", False,
+                    "blosc2", nthreads)
+    enc = getattr(plan.codec, "native_encoder", None)
+    spec = enc(plan.clevel, plan.flavor) if enc is not None and not plan.use_dict else None
+    few = nthreads > 1 and nchunks % nthreads and nchunks < 4 * nthreads
+    if spec is None or few or nchunks == 0:
+        # memory holds one chunk's data
+        for c in iter_chunk_data(data, shape, chunkshape, blockshape, typesize):
+            yield compress(c, **args)
+        return
+    kind, param, fns = spec
+    over = plan.overhead
+    headers = b"".join([header(plan, 0, memcpyed=False), header(plan, 0, memcpyed=True),
+                        header(plan, over, memcpyed=False, special=SPECIAL_KINDS["zeros"])])
+    runs, places = _chunk_places(shape, chunkshape, blockshape, typesize, padded)
+    per = max(nthreads, _BATCH_BYTES // max(padded + over, 1) // nthreads * nthreads)
+    for first in range(0, nchunks, per):
+        count = min(per, nchunks - first)
+        out, cap, sizes = native.encode_array_chunks(
+            data, places[first * _PLACE:(first + count) * _PLACE], runs, headers=headers,
+            overhead=over, destsize=plan.destsize, cbytes_at=fc.HEADER.offset("cbytes"),
+            raw_only=plan.memcpyed, nbytes=padded, blocksize=plan.blocksize, typesize=typesize,
+            version=plan.version, split=plan.split, detect_runs=True,
+            pipeline=list(plan.pipeline), codec_kind=kind, clevel=plan.clevel,
+            codec_param=param, codec_fns=fns, nthreads=nthreads)
+        for j, n in enumerate(sizes):
+            yield out[j * cap:j * cap + n]
+
+
+_PLACE = 5       # int64 per chunk in the native call: first run, runs, offset, in place, padded
+
+
+def _chunk_places(shape, cshape, bshape, ts: int, padded: int) -> tuple[array_, array_]:
+    """The byte runs of every chunk of the array, and per chunk (grid in C
+    order) ``_PLACE`` values for :func:`native.encode_array_chunks`.  The
+    chunks inside the array share the runs of the chunk at the origin
+    (moved by their offset); a chunk whose runs are one whole padded chunk
+    is read in place."""
+    runs, places = array_("q"), array_("q")
+    astr = [x * ts for x in _strides(shape)]
+    inner = None
+    for corner in _grid(fb.chunk_grid(shape, cshape)):
+        origin = [k * c for k, c in zip(corner, cshape)]
+        if all(o + c <= s for o, c, s in zip(origin, cshape, shape)):
+            if inner is None:
+                inner = _place(runs, _runs(shape, cshape, bshape, [0] * len(shape), ts), padded)
+            first, count, whole, fill = inner
+            places.extend((first, count, sum(o * a for o, a in zip(origin, astr)), whole, fill))
+        else:
+            first, count, _, fill = _place(runs, _runs(shape, cshape, bshape, origin, ts), padded)
+            places.extend((first, count, 0, 0, fill))
+    return runs, places
+
+
+def _place(runs: array_, chunk_runs, padded: int) -> tuple[int, int, int, int]:
+    """Append a chunk's runs to ``runs``, each merged with the next where
+    the two are contiguous on both sides: ``(first run, runs, whole chunk
+    in one run, padding left to fill)``."""
+    first, merged = len(runs) // 6, []
+    for c, a, n, count, cs, as_ in chunk_runs:
+        if merged and count == 1 and merged[-1][3] == 1 and \
+                merged[-1][0] + merged[-1][2] == c and merged[-1][1] + merged[-1][2] == a:
+            merged[-1][2] += n
+        else:
+            merged.append([c, a, n, count, cs, as_])
+    for run in merged:
+        runs.extend(run)
+    covered = sum(r[2] * r[3] for r in merged)
+    whole = len(merged) == 1 and merged[0][:4] == [0, 0, padded, 1]
+    return first, len(merged), int(whole), int(covered < padded)

@@ -444,6 +444,55 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     return out, cap, list(sizes), list(needs)
 
 
+def encode_array_chunks(array, chunks, runs, *, headers, overhead, destsize, cbytes_at,
+                        raw_only, nbytes, blocksize, typesize, version, split, detect_runs,
+                        pipeline, codec_kind, clevel, codec_param, codec_fns=None, nthreads=1):
+    """Encode whole chunks of a b2nd array (``nbytes`` each, padded) straight
+    from ``array`` (bytes-like, the items in C order).
+
+    ``chunks``: an ``array('q')`` of five values per chunk (first run, run
+    count, array offset, contiguous, padded: see blosckit_api.h); ``runs``:
+    six values per run, as :func:`copy_runs`.  ``headers``: the regular, the
+    raw and the zeros special chunk header, ``overhead`` bytes each (the
+    first two get their cbytes at ``cbytes_at``); ``destsize``: the budget a
+    chunk may not pass; ``raw_only``: every chunk stored raw.  The other
+    parameters as :func:`encode_blocks`.  Returns ``(out, cap, sizes)``:
+    chunk j is ``out[j * cap : j * cap + sizes[j]]``.  ValueError when a chunk
+    cannot be encoded or a run leaves a buffer, MemoryError when no worker
+    could allocate its buffers."""
+    count = len(chunks) // 5
+    nblocks = -(-nbytes // blocksize)
+    cap = max(destsize, overhead + nbytes)
+    # uninitialised: a slot's pages past its chunk are never touched
+    out_c = _new_uncleared("uint8_t[]", max(cap * count, 1))
+    sizes = _ffi.new("int32_t[]", max(count, 1))
+    a = _ffi.new("bk_array_encoder *")
+    e = a.enc
+    e.nbytes, e.blocksize, e.typesize, e.nblocks = nbytes, blocksize, typesize, nblocks
+    e.version, e.split, e.detect_runs = version, int(split), int(detect_runs)
+    e.nfilters = len(pipeline)
+    for k, (fid, meta) in enumerate(pipeline):
+        e.filter_ids[k] = fid
+        e.filter_metas[k] = meta & _META_ITEM_MASK
+    e.codec_kind, e.clevel, e.codec_param = codec_kind, clevel, codec_param
+    for name, addr in (codec_fns or {}).items():
+        setattr(e, name, _ffi.cast("void *", addr))
+    h, src = _rd(headers), _rd(array)
+    r, c = _ffi.from_buffer("int64_t[]", runs), _ffi.from_buffer("int64_t[]", chunks)
+    if len(headers) != 3 * overhead:
+        raise ValueError("encode_array_chunks: three headers of overhead bytes each")
+    a.overhead, a.destsize, a.cbytes_at, a.raw_only = overhead, destsize, cbytes_at, int(raw_only)
+    a.headers, a.array, a.array_len = h, src, len(src)
+    a.runs, a.chunks, a.out, a.chunk_cap, a.sizes = r, c, out_c, cap, sizes
+    rc = _lib.bk_encode_array_chunks(a, count, int(nthreads))
+    del h, src, r, c            # kept alive until the call returned
+    if rc == -2:
+        raise MemoryError("encode_array_chunks: no worker could allocate its buffers")
+    if rc != 0:
+        raise ValueError("encode_array_chunks: a chunk could not be encoded")
+    return memoryview(_ffi.buffer(out_c)), cap, list(sizes)[:count]
+
+
 # ------------------------------------------------- one-call chunk decoding
 
 # the codec format of each codec the fast path decodes -> the codec id

@@ -106,6 +106,28 @@ typedef struct {
 /* 0, BK_EPARAM (-1) when a block cannot be encoded, BK_ENOMEM (-2) */
 int bk_encode_blocks(const bk_encoder *e, int nthreads);
 
+/* chunkenc.c: every chunk of a b2nd array, gathered by its byte runs and
+ * encoded whole (see the file).  Per chunk, BK_ARRAY_CHUNK_FIELDS int64:
+ * first run, runs, array offset added to them, contiguous (the chunk is the
+ * array's bytes from that offset: no runs), padded (zero the gathered chunk
+ * first).  headers: the regular, raw and zeros special chunk headers,
+ * overhead bytes each; cbytes_at: where a header stores cbytes. */
+#define BK_ARRAY_CHUNK_FIELDS 5
+typedef struct {
+  bk_encoder enc;            /* one chunk's parameters; src, out, sizes, needs unused */
+  int32_t overhead, destsize, cbytes_at, raw_only;
+  const uint8_t *headers;
+  uint8_t *array;            /* read only */
+  size_t array_len;
+  const int64_t *runs;       /* six int64 per run, as bk_copy_runs */
+  const int64_t *chunks;
+  uint8_t *out;              /* one slot of chunk_cap bytes per chunk */
+  int64_t chunk_cap;
+  int32_t *sizes;            /* per chunk: its length in its slot */
+} bk_array_encoder;
+/* 0, BK_EPARAM when a chunk cannot be encoded or a run leaves its buffer, BK_ENOMEM */
+int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthreads);
+
 /* parallel.c, tests only: make the next `count` worker set-ups fail as if
  * out of memory (0 turns it off) */
 void bk_test_fail_worker_setups(int count);

@@ -98,45 +98,74 @@ static int apply_filters(const bk_encoder *e, int32_t j, const uint8_t *block, i
   return 0;
 }
 
-static int encode_block(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2, void *ctx) {
+/* Block j of e->src into `out`, as the reference encoder does when `budget`
+ * bytes are left from the block's start (INT64_MAX: no limit): a stream
+ * that cannot fit makes it give up (BK_OVER_BUDGET), writing nothing past
+ * the budget.  *size: bytes written; *need: the highest position compared
+ * with the budget; *zeros: every stream is a zero run. */
+enum { BK_OVER_BUDGET = 1 };
+static int encode_block_into(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2, void *ctx,
+                             uint8_t *out, int64_t budget, int64_t *size, int64_t *need,
+                             int *zeros) {
   int32_t rest = e->nbytes % e->blocksize;
   int leftover = (j == e->nblocks - 1) && rest;
   int32_t bsize = leftover ? rest : e->blocksize;
   int32_t nstreams = (e->split && !leftover) ? e->typesize : 1;
   int32_t neblock = bsize / nstreams;
   const uint8_t *data;
-  uint8_t *out = e->out + (int64_t)j * e->block_cap;
-  int64_t pos = 0, need = 0;
+  int64_t pos = 0, high = 0;
+  int all_zero = 1;
 
   if (apply_filters(e, j, e->src + (int64_t)j * e->blocksize, bsize, s1, s2, &data) != 0)
     return -1;
   for (int32_t k = 0; k < nstreams; k++) {
     const uint8_t *piece = data + (int64_t)k * neblock;
-    int64_t n;
+    int64_t n, maxout = neblock;
     int64_t at = pos;         /* the stream's csize */
     pos += BK_CHUNK_LEN_CSIZE;
     if (e->detect_runs && is_run(piece, neblock)) {
+      int64_t end = pos + (piece[0] ? BK_CHUNK_LEN_TOKEN : 0);
+      if (end > high) high = end;
+      if (end > budget) return BK_OVER_BUDGET;
       if (piece[0]) {
         bk_put_le32(out + at, -(int32_t)piece[0]);
         out[pos] = BK_CHUNK_TOKEN_RUN;    /* token: a run of one byte value */
-        pos += BK_CHUNK_LEN_TOKEN;
+        all_zero = 0;
       } else {
         bk_put_le32(out + at, 0);
       }
-      if (pos > need) need = pos;
+      pos = end;
       continue;
     }
-    if (pos + neblock > need) need = pos + neblock;
-    n = encode_stream(e, ctx, piece, neblock, out + pos, neblock);
+    all_zero = 0;
+    if (pos + neblock > high) high = pos + neblock;
+    if (pos + maxout > budget) {
+      maxout = budget - pos;
+      if (maxout <= 0) return BK_OVER_BUDGET;
+    }
+    n = encode_stream(e, ctx, piece, neblock, out + pos, (int32_t)maxout);
     if (n < 0) return -1;
     if (n == 0 || n == neblock) {
+      if (pos + neblock > budget) return BK_OVER_BUDGET;
       memcpy(out + pos, piece, (size_t)neblock);
       n = neblock;
     }
     bk_put_le32(out + at, (int32_t)n);
     pos += n;
   }
-  e->sizes[j] = (int32_t)pos;
+  *size = pos;
+  *need = high;
+  *zeros = all_zero;
+  return 0;
+}
+
+static int encode_block(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2, void *ctx) {
+  int64_t size, need;
+  int zeros;
+  if (encode_block_into(e, j, s1, s2, ctx, e->out + (int64_t)j * e->block_cap, INT64_MAX,
+                        &size, &need, &zeros) != 0)
+    return -1;
+  e->sizes[j] = (int32_t)size;
   e->needs[j] = (int32_t)need;
   return 0;
 }
@@ -150,6 +179,85 @@ int bk_encode_blocks(const bk_encoder *e, int nthreads) {
   void *ctx_new = e->codec_kind == BK_KIND_ZSTD ? e->fn_new : NULL;
   if (e->nblocks <= 0) return 0;
   int32_t r = bk_parallel_blocks(encode_one, (void *)e, 0, e->nblocks, nthreads, scratch,
+                                 ctx_new, e->fn_free);
+  if (r == BK_DECODE_NOMEM) return BK_ENOMEM;
+  return r == -1 ? BK_OK : BK_EPARAM;
+}
+
+/* ---------------------------------------------------------------- arrays
+ *
+ * Every chunk of a b2nd array in one call (bk_array_encoder): each chunk is
+ * gathered from the array by its byte runs (or read in place when it is a
+ * contiguous slice of the array), its blocks encoded one after another with
+ * the budget the reference encoder has at each (so no block is encoded
+ * twice), and the chunk written whole -- header, bstarts, streams; the raw
+ * chunk when the budget runs out; the zeros special chunk when every stream
+ * is a zero run.  Chunks are spread over the threads, each kept by one. */
+static int encode_array_chunk(void *arg, bk_worker *w, int32_t j) {
+  const bk_array_encoder *a = (const bk_array_encoder *)arg;
+  const int64_t *c = a->chunks + (int64_t)BK_ARRAY_CHUNK_FIELDS * j;
+  bk_encoder e = a->enc;
+  int32_t nbytes = e.nbytes, over = a->overhead;
+  uint8_t *out = a->out + (int64_t)j * a->chunk_cap;
+  uint8_t *f1 = NULL, *f2 = NULL;
+  int64_t pos = over + (int64_t)BK_CHUNK_LEN_BSTART * e.nblocks;
+  int all_zero = 1;
+
+  if (c[3]) {                 /* a contiguous slice of the array */
+    if (c[2] < 0 || (uint64_t)c[2] + (uint64_t)nbytes > (uint64_t)a->array_len) return -1;
+    e.src = a->array + c[2];
+  } else {
+    if (c[4]) memset(w->s1, 0, (size_t)nbytes);      /* padding */
+    if (bk_copy_runs(w->s1, (size_t)nbytes, a->array, a->array_len, a->runs + 6 * c[0],
+                     (size_t)c[1], c[2], 1) != 0)
+      return -1;
+    e.src = w->s1;
+  }
+  if (e.nfilters) {
+    f1 = w->s1 + nbytes;
+    f2 = w->s2;
+  }
+  for (int32_t b = 0; b < e.nblocks && !a->raw_only; b++) {
+    int64_t size, need;
+    int zeros;
+    int rc = encode_block_into(&e, b, f1, f2, w->ctx, out + pos, a->destsize - pos, &size,
+                               &need, &zeros);
+    if (rc < 0) return -1;
+    if (rc == BK_OVER_BUDGET) goto raw;
+    bk_put_le32(out + over + (int64_t)BK_CHUNK_LEN_BSTART * b, (int32_t)pos);
+    pos += size;
+    all_zero &= zeros;
+  }
+  if (a->raw_only) goto raw;
+  if (e.detect_runs && all_zero) {
+    memcpy(out, a->headers + 2 * over, (size_t)over);
+    a->sizes[j] = over;
+    return 0;
+  }
+  memcpy(out, a->headers, (size_t)over);
+  bk_put_le32(out + a->cbytes_at, (int32_t)pos);
+  a->sizes[j] = (int32_t)pos;
+  return 0;
+raw:
+  memcpy(out, a->headers + over, (size_t)over);
+  bk_put_le32(out + a->cbytes_at, over + nbytes);
+  memcpy(out + over, e.src, (size_t)nbytes);
+  a->sizes[j] = over + nbytes;
+  return 0;
+}
+
+int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthreads) {
+  const bk_encoder *e = &a->enc;
+  /* s1: the gathered chunk, then one filter buffer; s2: the other */
+  size_t scratch = (size_t)e->nbytes + (e->nfilters ? (size_t)e->blocksize : 0);
+  void *ctx_new = e->codec_kind == BK_KIND_ZSTD ? e->fn_new : NULL;
+  int64_t need = (int64_t)a->overhead + e->nbytes;
+  if (nchunks <= 0) return 0;
+  if (a->chunk_cap < need || a->chunk_cap < a->destsize || e->nbytes <= 0 ||
+      e->blocksize <= 0 || e->nblocks != (e->nbytes + e->blocksize - 1) / e->blocksize ||
+      a->cbytes_at < 0 || a->cbytes_at + 4 > a->overhead)
+    return BK_EPARAM;
+  int32_t r = bk_parallel_blocks(encode_array_chunk, (void *)a, 0, nchunks, nthreads, scratch,
                                  ctx_new, e->fn_free);
   if (r == BK_DECODE_NOMEM) return BK_ENOMEM;
   return r == -1 ? BK_OK : BK_EPARAM;
