@@ -548,23 +548,24 @@ def _encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequen
                     "blosc2", nthreads)
     enc = getattr(plan.codec, "native_encoder", None)
     spec = enc(plan.clevel, plan.flavor) if enc is not None and not plan.use_dict else None
+    # a chunk inside the array is one slice of it when its blocks span all
+    # but the first dimension whole, as the array does
+    in_place = all(b == c == n for b, c, n in zip(blockshape[1:], chunkshape[1:], shape[1:])) \
+        and (not shape or chunkshape[0] % blockshape[0] == 0)
     few = nthreads > 1 and nchunks % nthreads and nchunks < 4 * nthreads
     if spec is None or few or nchunks == 0:
-        # memory holds one chunk's data
-        for c in iter_chunk_data(data, shape, chunkshape, blockshape, typesize):
-            yield compress(c, **args)
+        yield from _compressed_each(data, shape, chunkshape, blockshape, typesize, in_place,
+                                    args)
         return
     kind, param, fns = spec
     over = plan.overhead
-    headers = b"".join([header(plan, 0, memcpyed=False), header(plan, 0, memcpyed=True),
-                        header(plan, over, memcpyed=False, special=SPECIAL_KINDS["zeros"])])
-    runs, places = _chunk_places(shape, chunkshape, blockshape, typesize, padded)
+    headers = _chunk_headers(plan)
     per = max(nthreads, _BATCH_BYTES // max(padded + over, 1) // nthreads * nthreads)
     for first in range(0, nchunks, per):
-        count = min(per, nchunks - first)
         out, cap, sizes = native.encode_array_chunks(
-            data, places[first * _PLACE:(first + count) * _PLACE], runs, headers=headers,
-            overhead=over, destsize=plan.destsize, cbytes_at=fc.HEADER.offset("cbytes"),
+            data, shape=shape, chunkshape=chunkshape, blockshape=blockshape, first=first,
+            count=min(per, nchunks - first), in_place=in_place, headers=headers, overhead=over,
+            destsize=plan.destsize, cbytes_at=fc.HEADER.offset("cbytes"),
             raw_only=plan.memcpyed, nbytes=padded, blocksize=plan.blocksize, typesize=typesize,
             version=plan.version, split=plan.split, detect_runs=True,
             pipeline=list(plan.pipeline), codec_kind=kind, clevel=plan.clevel,
@@ -573,44 +574,26 @@ def _encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequen
             yield out[j * cap:j * cap + n]
 
 
-_PLACE = 5       # int64 per chunk in the native call: first run, runs, offset, in place, padded
+@functools.lru_cache(maxsize=64)
+def _chunk_headers(plan) -> bytes:
+    """The headers of ``plan``'s regular, raw and zeros special chunks (the
+    first two with cbytes still to write)."""
+    return b"".join([header(plan, 0, memcpyed=False), header(plan, 0, memcpyed=True),
+                     header(plan, plan.overhead, memcpyed=False, special=SPECIAL_KINDS["zeros"])])
 
 
-def _chunk_places(shape, cshape, bshape, ts: int, padded: int) -> tuple[array_, array_]:
-    """The byte runs of every chunk of the array, and per chunk (grid in C
-    order) ``_PLACE`` values for :func:`native.encode_array_chunks`.  The
-    chunks inside the array share the runs of the chunk at the origin
-    (moved by their offset); a chunk whose runs are one whole padded chunk
-    is read in place."""
-    runs, places = array_("q"), array_("q")
-    astr = [x * ts for x in _strides(shape)]
-    inner = None
+def _compressed_each(data: memoryview, shape, cshape, bshape, ts: int, in_place: bool,
+                     args: dict) -> Iterator[bytes]:
+    """:func:`compress` of each padded chunk, chunk grid in C order: memory
+    holds one chunk's data (none for a chunk read in place)."""
+    padded = fb.padded_items(cshape, bshape) * ts
+    layout = _Layout(shape, cshape, bshape, ts)
     for corner in _grid(fb.chunk_grid(shape, cshape)):
         origin = [k * c for k, c in zip(corner, cshape)]
-        if all(o + c <= s for o, c, s in zip(origin, cshape, shape)):
-            if inner is None:
-                inner = _place(runs, _runs(shape, cshape, bshape, [0] * len(shape), ts), padded)
-            first, count, whole, fill = inner
-            places.extend((first, count, sum(o * a for o, a in zip(origin, astr)), whole, fill))
-        else:
-            first, count, _, fill = _place(runs, _runs(shape, cshape, bshape, origin, ts), padded)
-            places.extend((first, count, 0, 0, fill))
-    return runs, places
-
-
-def _place(runs: array_, chunk_runs, padded: int) -> tuple[int, int, int, int]:
-    """Append a chunk's runs to ``runs``, each merged with the next where
-    the two are contiguous on both sides: ``(first run, runs, whole chunk
-    in one run, padding left to fill)``."""
-    first, merged = len(runs) // 6, []
-    for c, a, n, count, cs, as_ in chunk_runs:
-        if merged and count == 1 and merged[-1][3] == 1 and \
-                merged[-1][0] + merged[-1][2] == c and merged[-1][1] + merged[-1][2] == a:
-            merged[-1][2] += n
-        else:
-            merged.append([c, a, n, count, cs, as_])
-    for run in merged:
-        runs.extend(run)
-    covered = sum(r[2] * r[3] for r in merged)
-    whole = len(merged) == 1 and merged[0][:4] == [0, 0, padded, 1]
-    return first, len(merged), int(whole), int(covered < padded)
+        if in_place and all(o + c <= n for o, c, n in zip(origin, cshape, shape)):
+            at = sum(o * a for o, a in zip(origin, layout.astr))
+            yield compress(data[at:at + padded], **args)
+            continue
+        buf = bytearray(padded)
+        layout.copy(corner, buf, data, to_chunk=True)
+        yield compress(buf, **args)

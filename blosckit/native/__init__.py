@@ -444,25 +444,29 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     return out, cap, list(sizes), list(needs)
 
 
-def encode_array_chunks(array, chunks, runs, *, headers, overhead, destsize, cbytes_at,
-                        raw_only, nbytes, blocksize, typesize, version, split, detect_runs,
-                        pipeline, codec_kind, clevel, codec_param, codec_fns=None, nthreads=1):
-    """Encode whole chunks of a b2nd array (``nbytes`` each, padded) straight
-    from ``array`` (bytes-like, the items in C order).
+def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, in_place,
+                        headers, overhead, destsize, cbytes_at, raw_only, nbytes, blocksize,
+                        typesize, version, split, detect_runs, pipeline, codec_kind, clevel,
+                        codec_param, codec_fns=None, nthreads=1):
+    """Encode chunks ``first`` .. ``first + count - 1`` (chunk grid in C
+    order) of a b2nd array, each whole (``nbytes``: its padded size),
+    straight from ``array`` (bytes-like, the items in C order; shapes in
+    items, at most 16 dimensions).
 
-    ``chunks``: an ``array('q')`` of five values per chunk (first run, run
-    count, array offset, contiguous, padded: see blosckit_api.h); ``runs``:
-    six values per run, as :func:`copy_runs`.  ``headers``: the regular, the
-    raw and the zeros special chunk header, ``overhead`` bytes each (the
-    first two get their cbytes at ``cbytes_at``); ``destsize``: the budget a
-    chunk may not pass; ``raw_only``: every chunk stored raw.  The other
-    parameters as :func:`encode_blocks`.  Returns ``(out, cap, sizes)``:
-    chunk j is ``out[j * cap : j * cap + sizes[j]]``.  ValueError when a chunk
-    cannot be encoded or a run leaves a buffer, MemoryError when no worker
-    could allocate its buffers."""
-    count = len(chunks) // 5
+    ``in_place``: a chunk inside the array is a contiguous slice of it, read
+    there.  ``headers``: the regular, the raw and the zeros special chunk
+    header, ``overhead`` bytes each (the first two get their cbytes at
+    ``cbytes_at``); ``destsize``: the budget a chunk may not pass;
+    ``raw_only``: every chunk stored raw.  The other parameters as
+    :func:`encode_blocks`.  Returns ``(out, cap, sizes)``: chunk
+    ``first + j`` is ``out[j * cap : j * cap + sizes[j]]``.  ValueError when
+    a chunk cannot be encoded or the shapes do not fit the buffers,
+    MemoryError when no worker could allocate its buffers."""
     nblocks = -(-nbytes // blocksize)
     cap = max(destsize, overhead + nbytes)
+    if len(headers) != 3 * overhead or len(shape) > _lib.BK_ARRAY_MAX_DIM:
+        raise ValueError("encode_array_chunks: three headers of overhead bytes, at most "
+                         f"{_lib.BK_ARRAY_MAX_DIM} dimensions")
     # uninitialised: a slot's pages past its chunk are never touched
     out_c = _new_uncleared("uint8_t[]", max(cap * count, 1))
     sizes = _ffi.new("int32_t[]", max(count, 1))
@@ -477,19 +481,22 @@ def encode_array_chunks(array, chunks, runs, *, headers, overhead, destsize, cby
     e.codec_kind, e.clevel, e.codec_param = codec_kind, clevel, codec_param
     for name, addr in (codec_fns or {}).items():
         setattr(e, name, _ffi.cast("void *", addr))
+    a.ndim = len(shape)
+    a.shape[0:len(shape)] = shape
+    a.chunkshape[0:len(shape)] = chunkshape
+    a.blockshape[0:len(shape)] = blockshape
+    a.first, a.in_place = first, int(in_place)
     h, src = _rd(headers), _rd(array)
-    r, c = _ffi.from_buffer("int64_t[]", runs), _ffi.from_buffer("int64_t[]", chunks)
-    if len(headers) != 3 * overhead:
-        raise ValueError("encode_array_chunks: three headers of overhead bytes each")
     a.overhead, a.destsize, a.cbytes_at, a.raw_only = overhead, destsize, cbytes_at, int(raw_only)
     a.headers, a.array, a.array_len = h, src, len(src)
-    a.runs, a.chunks, a.out, a.chunk_cap, a.sizes = r, c, out_c, cap, sizes
+    a.out, a.chunk_cap, a.sizes = out_c, cap, sizes
     rc = _lib.bk_encode_array_chunks(a, count, int(nthreads))
-    del h, src, r, c            # kept alive until the call returned
+    del h, src                  # kept alive until the call returned
     if rc == -2:
         raise MemoryError("encode_array_chunks: no worker could allocate its buffers")
     if rc != 0:
-        raise ValueError("encode_array_chunks: a chunk could not be encoded")
+        raise ValueError("encode_array_chunks: a chunk could not be encoded, or the shapes "
+                         "do not fit the buffers")
     return memoryview(_ffi.buffer(out_c)), cap, list(sizes)[:count]
 
 

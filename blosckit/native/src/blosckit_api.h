@@ -106,26 +106,25 @@ typedef struct {
 /* 0, BK_EPARAM (-1) when a block cannot be encoded, BK_ENOMEM (-2) */
 int bk_encode_blocks(const bk_encoder *e, int nthreads);
 
-/* chunkenc.c: every chunk of a b2nd array, gathered by its byte runs and
- * encoded whole (see the file).  Per chunk, BK_ARRAY_CHUNK_FIELDS int64:
- * first run, runs, array offset added to them, contiguous (the chunk is the
- * array's bytes from that offset: no runs), padded (zero the gathered chunk
- * first).  headers: the regular, raw and zeros special chunk headers,
- * overhead bytes each; cbytes_at: where a header stores cbytes. */
-#define BK_ARRAY_CHUNK_FIELDS 5
+/* chunkenc.c: chunks first .. first + count - 1 of a b2nd array (grid in C
+ * order), gathered from the array's items and encoded whole (see the file).
+ * headers: the regular, raw and zeros special chunk headers, overhead
+ * bytes each; cbytes_at: where a header stores cbytes. */
+#define BK_ARRAY_MAX_DIM 16
 typedef struct {
   bk_encoder enc;            /* one chunk's parameters; src, out, sizes, needs unused */
+  int32_t ndim;
+  int64_t shape[BK_ARRAY_MAX_DIM], chunkshape[BK_ARRAY_MAX_DIM], blockshape[BK_ARRAY_MAX_DIM];
+  int32_t first;
+  int32_t in_place;          /* a chunk inside the array is one slice of it: read there */
   int32_t overhead, destsize, cbytes_at, raw_only;
   const uint8_t *headers;
-  uint8_t *array;            /* read only */
+  const uint8_t *array;      /* the items in C order */
   size_t array_len;
-  const int64_t *runs;       /* six int64 per run, as bk_copy_runs */
-  const int64_t *chunks;
   uint8_t *out;              /* one slot of chunk_cap bytes per chunk */
   int64_t chunk_cap;
   int32_t *sizes;            /* per chunk: its length in its slot */
 } bk_array_encoder;
-/* 0, BK_EPARAM when a chunk cannot be encoded or a run leaves its buffer, BK_ENOMEM */
 int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthreads);
 
 /* parallel.c, tests only: make the next `count` worker set-ups fail as if

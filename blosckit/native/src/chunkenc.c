@@ -187,32 +187,96 @@ int bk_encode_blocks(const bk_encoder *e, int nthreads) {
 /* ---------------------------------------------------------------- arrays
  *
  * Every chunk of a b2nd array in one call (bk_array_encoder): each chunk is
- * gathered from the array by its byte runs (or read in place when it is a
- * contiguous slice of the array), its blocks encoded one after another with
- * the budget the reference encoder has at each (so no block is encoded
- * twice), and the chunk written whole -- header, bstarts, streams; the raw
- * chunk when the budget runs out; the zeros special chunk when every stream
- * is a zero run.  Chunks are spread over the threads, each kept by one. */
+ * gathered from the array block by block, in C order over its block grid,
+ * padding zeroed (or read in place when it is a contiguous slice of the
+ * array), its blocks encoded one after another with the budget the
+ * reference encoder has at each (so no block is encoded twice), and the
+ * chunk written whole -- header, bstarts, streams; the raw chunk when the
+ * budget runs out; the zeros special chunk when every stream is a zero
+ * run.  Chunks are spread over the threads, each kept by one. */
+
+/* Chunk j's padded bytes into dst (nbytes long); returns dst, or the
+ * chunk's place in the array when it is a contiguous slice of it. */
+static const uint8_t *gather_chunk(const bk_array_encoder *a, int32_t j, uint8_t *dst) {
+  int nd = a->ndim, ts = a->enc.typesize;
+  int64_t origin[BK_ARRAY_MAX_DIM], astride[BK_ARRAY_MAX_DIM], bstride[BK_ARRAY_MAX_DIM];
+  int64_t bgrid[BK_ARRAY_MAX_DIM], bidx[BK_ARRAY_MAX_DIM], base = 0, nblocks = 1;
+  int64_t bbytes = ts, rest = j;
+  int inside = 1;
+
+  if (nd == 0) return a->array;       /* one item */
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t grid = (a->shape[d] + a->chunkshape[d] - 1) / a->chunkshape[d];
+    origin[d] = rest % grid * a->chunkshape[d];
+    rest /= grid;
+    bgrid[d] = (a->chunkshape[d] + a->blockshape[d] - 1) / a->blockshape[d];
+    nblocks *= bgrid[d];
+    bstride[d] = bbytes;
+    bbytes *= a->blockshape[d];
+    inside &= origin[d] + a->chunkshape[d] <= a->shape[d];
+  }
+  for (int d = nd - 1, acc = 0; d >= 0; d--) {
+    astride[d] = acc ? acc : ts;
+    acc = astride[d] * a->shape[d];
+  }
+  for (int d = 0; d < nd; d++) base += origin[d] * astride[d];
+  if (inside && a->in_place) return a->array + base;
+  for (int d = 0; d < nd; d++) bidx[d] = 0;
+  for (int64_t b = 0; b < nblocks; b++) {
+    uint8_t *block = dst + b * bbytes;
+    int64_t start[BK_ARRAY_MAX_DIM], extent[BK_ARRAY_MAX_DIM], idx[BK_ARRAY_MAX_DIM];
+    int64_t src = 0, run, outer = 1;
+    int full = 1, k;
+    for (int d = 0; d < nd; d++) {
+      int64_t e = a->blockshape[d];
+      start[d] = origin[d] + bidx[d] * a->blockshape[d];
+      if (a->shape[d] - start[d] < e) e = a->shape[d] - start[d];
+      if (origin[d] + a->chunkshape[d] - start[d] < e) e = origin[d] + a->chunkshape[d] - start[d];
+      extent[d] = e > 0 ? e : 0;
+      full &= extent[d] == a->blockshape[d];
+      src += start[d] * astride[d];
+    }
+    if (!full) memset(block, 0, (size_t)bbytes);
+    /* trailing dimensions the block and the array span whole: one run */
+    k = nd - 1;
+    while (k > 0 && extent[k] == a->blockshape[k] && extent[k] == a->shape[k]) k--;
+    run = ts;
+    for (int d = k; d < nd; d++) run *= extent[d];
+    for (int d = 0; d < k; d++) {
+      outer *= extent[d];
+      idx[d] = 0;
+    }
+    for (int64_t r = 0; r < outer && run > 0; r++) {
+      int64_t so = src, bo = 0;
+      for (int d = 0; d < k; d++) {
+        so += idx[d] * astride[d];
+        bo += idx[d] * bstride[d];
+      }
+      memcpy(block + bo, a->array + so, (size_t)run);
+      for (int d = k - 1; d >= 0; d--) {
+        if (++idx[d] < extent[d]) break;
+        idx[d] = 0;
+      }
+    }
+    for (int d = nd - 1; d >= 0; d--) {
+      if (++bidx[d] < bgrid[d]) break;
+      bidx[d] = 0;
+    }
+  }
+  return dst;
+}
+
 static int encode_array_chunk(void *arg, bk_worker *w, int32_t j) {
   const bk_array_encoder *a = (const bk_array_encoder *)arg;
-  const int64_t *c = a->chunks + (int64_t)BK_ARRAY_CHUNK_FIELDS * j;
   bk_encoder e = a->enc;
   int32_t nbytes = e.nbytes, over = a->overhead;
-  uint8_t *out = a->out + (int64_t)j * a->chunk_cap;
+  int32_t slot = j - a->first;
+  uint8_t *out = a->out + (int64_t)slot * a->chunk_cap;
   uint8_t *f1 = NULL, *f2 = NULL;
   int64_t pos = over + (int64_t)BK_CHUNK_LEN_BSTART * e.nblocks;
   int all_zero = 1;
 
-  if (c[3]) {                 /* a contiguous slice of the array */
-    if (c[2] < 0 || (uint64_t)c[2] + (uint64_t)nbytes > (uint64_t)a->array_len) return -1;
-    e.src = a->array + c[2];
-  } else {
-    if (c[4]) memset(w->s1, 0, (size_t)nbytes);      /* padding */
-    if (bk_copy_runs(w->s1, (size_t)nbytes, a->array, a->array_len, a->runs + 6 * c[0],
-                     (size_t)c[1], c[2], 1) != 0)
-      return -1;
-    e.src = w->s1;
-  }
+  e.src = gather_chunk(a, j, w->s1);
   if (e.nfilters) {
     f1 = w->s1 + nbytes;
     f2 = w->s2;
@@ -231,19 +295,37 @@ static int encode_array_chunk(void *arg, bk_worker *w, int32_t j) {
   if (a->raw_only) goto raw;
   if (e.detect_runs && all_zero) {
     memcpy(out, a->headers + 2 * over, (size_t)over);
-    a->sizes[j] = over;
+    a->sizes[slot] = over;
     return 0;
   }
   memcpy(out, a->headers, (size_t)over);
   bk_put_le32(out + a->cbytes_at, (int32_t)pos);
-  a->sizes[j] = (int32_t)pos;
+  a->sizes[slot] = (int32_t)pos;
   return 0;
 raw:
   memcpy(out, a->headers + over, (size_t)over);
   bk_put_le32(out + a->cbytes_at, over + nbytes);
   memcpy(out + over, e.src, (size_t)nbytes);
-  a->sizes[j] = over + nbytes;
+  a->sizes[slot] = over + nbytes;
   return 0;
+}
+
+/* The shapes describe the buffers: the array's items, each chunk's padded
+ * blocks, the chunk grid (first + count chunks in it). */
+static int array_shapes_ok(const bk_array_encoder *a, int32_t count) {
+  int64_t items = 1, padded = 1, chunks = 1;
+  if (a->ndim < 0 || a->ndim > BK_ARRAY_MAX_DIM || a->enc.typesize <= 0) return 0;
+  for (int d = 0; d < a->ndim; d++) {
+    int64_t s = a->shape[d], c = a->chunkshape[d], b = a->blockshape[d];
+    if (s <= 0 || c <= 0 || b <= 0 || s > INT32_MAX || c > INT32_MAX || b > INT32_MAX) return 0;
+    items *= s;
+    padded *= (c + b - 1) / b * b;
+    chunks *= (s + c - 1) / c;
+    if (items > INT64_MAX / INT32_MAX || padded > INT32_MAX || chunks > INT32_MAX) return 0;
+  }
+  return (uint64_t)(items * a->enc.typesize) == (uint64_t)a->array_len &&
+         padded * a->enc.typesize == a->enc.nbytes && a->first >= 0 &&
+         (int64_t)a->first + count <= chunks;
 }
 
 int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthreads) {
@@ -253,12 +335,12 @@ int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthre
   void *ctx_new = e->codec_kind == BK_KIND_ZSTD ? e->fn_new : NULL;
   int64_t need = (int64_t)a->overhead + e->nbytes;
   if (nchunks <= 0) return 0;
-  if (a->chunk_cap < need || a->chunk_cap < a->destsize || e->nbytes <= 0 ||
+  if (!array_shapes_ok(a, nchunks) || a->chunk_cap < need || a->chunk_cap < a->destsize ||
       e->blocksize <= 0 || e->nblocks != (e->nbytes + e->blocksize - 1) / e->blocksize ||
       a->cbytes_at < 0 || a->cbytes_at + 4 > a->overhead)
     return BK_EPARAM;
-  int32_t r = bk_parallel_blocks(encode_array_chunk, (void *)a, 0, nchunks, nthreads, scratch,
-                                 ctx_new, e->fn_free);
+  int32_t r = bk_parallel_blocks(encode_array_chunk, (void *)a, a->first, a->first + nchunks, nthreads,
+                                 scratch, ctx_new, e->fn_free);
   if (r == BK_DECODE_NOMEM) return BK_ENOMEM;
   return r == -1 ? BK_OK : BK_EPARAM;
 }
