@@ -548,14 +548,9 @@ def _encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequen
                     "blosc2", nthreads)
     enc = getattr(plan.codec, "native_encoder", None)
     spec = enc(plan.clevel, plan.flavor) if enc is not None and not plan.use_dict else None
-    # a chunk inside the array is one slice of it when its blocks span all
-    # but the first dimension whole, as the array does
-    in_place = all(b == c == n for b, c, n in zip(blockshape[1:], chunkshape[1:], shape[1:])) \
-        and (not shape or chunkshape[0] % blockshape[0] == 0)
     few = nthreads > 1 and nchunks % nthreads and nchunks < 4 * nthreads
     if spec is None or few or nchunks == 0:
-        yield from _compressed_each(data, shape, chunkshape, blockshape, typesize, in_place,
-                                    args)
+        yield from _compressed_each(data, shape, chunkshape, blockshape, typesize, args)
         return
     kind, param, fns = spec
     over = plan.overhead
@@ -564,7 +559,7 @@ def _encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequen
     for first in range(0, nchunks, per):
         out, cap, sizes = native.encode_array_chunks(
             data, shape=shape, chunkshape=chunkshape, blockshape=blockshape, first=first,
-            count=min(per, nchunks - first), in_place=in_place, headers=headers, overhead=over,
+            count=min(per, nchunks - first), headers=headers, overhead=over,
             destsize=plan.destsize, cbytes_at=fc.HEADER.offset("cbytes"),
             raw_only=plan.memcpyed, nbytes=padded, blocksize=plan.blocksize, typesize=typesize,
             version=plan.version, split=plan.split, detect_runs=True,
@@ -582,10 +577,14 @@ def _chunk_headers(plan) -> bytes:
                      header(plan, plan.overhead, memcpyed=False, special=SPECIAL_KINDS["zeros"])])
 
 
-def _compressed_each(data: memoryview, shape, cshape, bshape, ts: int, in_place: bool,
+def _compressed_each(data: memoryview, shape, cshape, bshape, ts: int,
                      args: dict) -> Iterator[bytes]:
     """:func:`compress` of each padded chunk, chunk grid in C order: memory
     holds one chunk's data (none for a chunk read in place)."""
+    # a chunk inside the array is one slice of it when its blocks span all
+    # but the first dimension whole, as the array does
+    in_place = all(b == c == n for b, c, n in zip(bshape[1:], cshape[1:], shape[1:])) \
+        and (not shape or cshape[0] % bshape[0] == 0)
     padded = fb.padded_items(cshape, bshape) * ts
     layout = _Layout(shape, cshape, bshape, ts)
     for corner in _grid(fb.chunk_grid(shape, cshape)):

@@ -444,8 +444,7 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     return out, cap, list(sizes), list(needs)
 
 
-def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, in_place,
-                        headers, overhead, destsize, cbytes_at, raw_only, nbytes, blocksize,
+def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, headers, overhead, destsize, cbytes_at, raw_only, nbytes, blocksize,
                         typesize, version, split, detect_runs, pipeline, codec_kind, clevel,
                         codec_param, codec_fns=None, nthreads=1):
     """Encode chunks ``first`` .. ``first + count - 1`` (chunk grid in C
@@ -453,8 +452,8 @@ def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, i
     straight from ``array`` (bytes-like, the items in C order; shapes in
     items, at most 16 dimensions).
 
-    ``in_place``: a chunk inside the array is a contiguous slice of it, read
-    there.  ``headers``: the regular, the raw and the zeros special chunk
+    A chunk inside the array whose blocks span all but the first dimension
+    whole is a slice of it, read in place.  ``headers``: the regular, the raw and the zeros special chunk
     header, ``overhead`` bytes each (the first two get their cbytes at
     ``cbytes_at``); ``destsize``: the budget a chunk may not pass;
     ``raw_only``: every chunk stored raw.  The other parameters as
@@ -485,7 +484,7 @@ def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, i
     a.shape[0:len(shape)] = shape
     a.chunkshape[0:len(shape)] = chunkshape
     a.blockshape[0:len(shape)] = blockshape
-    a.first, a.in_place = first, int(in_place)
+    a.first = first
     h, src = _rd(headers), _rd(array)
     a.overhead, a.destsize, a.cbytes_at, a.raw_only = overhead, destsize, cbytes_at, int(raw_only)
     a.headers, a.array, a.array_len = h, src, len(src)

@@ -116,7 +116,6 @@ typedef struct {
   int32_t ndim;
   int64_t shape[BK_ARRAY_MAX_DIM], chunkshape[BK_ARRAY_MAX_DIM], blockshape[BK_ARRAY_MAX_DIM];
   int32_t first;
-  int32_t in_place;          /* a chunk inside the array is one slice of it: read there */
   int32_t overhead, destsize, cbytes_at, raw_only;
   const uint8_t *headers;
   const uint8_t *array;      /* the items in C order */

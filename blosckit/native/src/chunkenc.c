@@ -196,13 +196,14 @@ int bk_encode_blocks(const bk_encoder *e, int nthreads) {
  * run.  Chunks are spread over the threads, each kept by one. */
 
 /* Chunk j's padded bytes into dst (nbytes long); returns dst, or the
- * chunk's place in the array when it is a contiguous slice of it. */
+ * chunk's place in the array when it is a contiguous slice of it (read
+ * there). */
 static const uint8_t *gather_chunk(const bk_array_encoder *a, int32_t j, uint8_t *dst) {
   int nd = a->ndim, ts = a->enc.typesize;
   int64_t origin[BK_ARRAY_MAX_DIM], astride[BK_ARRAY_MAX_DIM], bstride[BK_ARRAY_MAX_DIM];
   int64_t bgrid[BK_ARRAY_MAX_DIM], bidx[BK_ARRAY_MAX_DIM], base = 0, nblocks = 1;
   int64_t bbytes = ts, rest = j;
-  int inside = 1;
+  int inside = 1, in_place;
 
   if (nd == 0) return a->array;       /* one item */
   for (int d = nd - 1; d >= 0; d--) {
@@ -215,12 +216,15 @@ static const uint8_t *gather_chunk(const bk_array_encoder *a, int32_t j, uint8_t
     bbytes *= a->blockshape[d];
     inside &= origin[d] + a->chunkshape[d] <= a->shape[d];
   }
-  for (int d = nd - 1, acc = 0; d >= 0; d--) {
-    astride[d] = acc ? acc : ts;
-    acc = astride[d] * a->shape[d];
-  }
+  for (int d = nd - 1; d >= 0; d--)
+    astride[d] = d == nd - 1 ? ts : astride[d + 1] * a->shape[d + 1];
   for (int d = 0; d < nd; d++) base += origin[d] * astride[d];
-  if (inside && a->in_place) return a->array + base;
+  /* blocks spanning all but the first dimension whole, as the chunk and
+     the array do, lie one after another in the array */
+  in_place = inside && a->chunkshape[0] % a->blockshape[0] == 0;
+  for (int d = 1; d < nd; d++)
+    in_place &= a->blockshape[d] == a->chunkshape[d] && a->chunkshape[d] == a->shape[d];
+  if (in_place) return a->array + base;
   for (int d = 0; d < nd; d++) bidx[d] = 0;
   for (int64_t b = 0; b < nblocks; b++) {
     uint8_t *block = dst + b * bbytes;
@@ -339,8 +343,8 @@ int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthre
       e->blocksize <= 0 || e->nblocks != (e->nbytes + e->blocksize - 1) / e->blocksize ||
       a->cbytes_at < 0 || a->cbytes_at + 4 > a->overhead)
     return BK_EPARAM;
-  int32_t r = bk_parallel_blocks(encode_array_chunk, (void *)a, a->first, a->first + nchunks, nthreads,
-                                 scratch, ctx_new, e->fn_free);
+  int32_t r = bk_parallel_blocks(encode_array_chunk, (void *)a, a->first, a->first + nchunks,
+                                 nthreads, scratch, ctx_new, e->fn_free);
   if (r == BK_DECODE_NOMEM) return BK_ENOMEM;
   return r == -1 ? BK_OK : BK_EPARAM;
 }
