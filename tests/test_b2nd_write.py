@@ -183,3 +183,26 @@ def test_native_refuses_shapes_that_do_not_fit_the_buffers(change):
     with pytest.raises(ValueError):
         native.encode_array_chunks(memoryview(a).cast("B"),
                                    **_native_args(a, (4, 4), (2, 4), **change))
+
+
+def test_b2nd_writer_writes_compress_b2nds_frame_in_small_batches(tmp_path, monkeypatch):
+    """B2ndWriter encodes a row of chunks (write) or one chunk (write_chunk)
+    through the same native path, a batch at a time."""
+    from blosckit.frame import writer as writer_mod
+    monkeypatch.setattr(writer_mod, "_WRITE_BATCH", 1)
+    a = _arrays("mixed", (45, 33), "<f4")
+    grid = dict(chunkshape=(10, 10), blockshape=(4, 5))
+    want = compress_b2nd(a, nthreads=2, **grid)
+    for nthreads in (1, 2):
+        path = tmp_path / f"w{nthreads}.b2nd"
+        with blosckit.B2ndWriter(path, shape=a.shape, dtype=a.dtype, nthreads=nthreads,
+                                 **grid) as w:
+            w.write(a[:17])
+            w.write(a[17:])
+        assert path.read_bytes() == want
+    path = tmp_path / "c.b2nd"
+    with blosckit.B2ndWriter(path, shape=a.shape, dtype=a.dtype, **grid) as w:
+        for i in range(5):
+            for j in range(4):
+                w.write_chunk((i, j), a[i * 10:(i + 1) * 10, j * 10:(j + 1) * 10])
+    assert path.read_bytes() == want

@@ -472,8 +472,8 @@ def compress_b2nd(src, *, chunkshape: Sequence[int] | None = None,
     if data.nbytes != math.prod(shape) * typesize:
         raise ValueError(f"{data.nbytes} bytes of data for shape {shape} of {typesize}-byte "
                          f"items ({math.prod(shape) * typesize} bytes)")
-    chunks = _encoded_chunks(data, shape, chunkshape, blockshape, typesize, codec=codec,
-                             clevel=clevel, filters=filters, nthreads=nthreads)
+    chunks = encoded_chunks(data, shape, chunkshape, blockshape, typesize, codec=codec,
+                            clevel=clevel, filters=filters, nthreads=nthreads)
     padded = fb.padded_items(chunkshape, blockshape) * typesize
     # an array without items has no chunk: the header takes the parameters
     # from an empty one, as python-blosc2's context gives them
@@ -528,9 +528,9 @@ def iter_chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
 _BATCH_BYTES = 64 << 20
 
 
-def _encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequence[int],
-                    blockshape: Sequence[int], typesize: int, *, codec, clevel: int, filters,
-                    nthreads: int) -> Iterator:
+def encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequence[int],
+                   blockshape: Sequence[int], typesize: int, *, codec, clevel: int, filters,
+                   nthreads: int, batch_bytes: int | None = None) -> Iterator:
     """The compressed chunks of the array ``data`` (bytes in C order), chunk
     grid in C order, each what :func:`compress` makes of its padded chunk.
     Whole chunks are encoded natively, straight from ``data`` (gathered by
@@ -538,7 +538,8 @@ def _encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequen
     several per call, spread over ``nthreads`` threads; codecs without a
     native encoder, and grids of too few chunks to share among the threads
     (their blocks are shared instead), go through :func:`compress` per
-    chunk."""
+    chunk.  Memory holds the output of ``batch_bytes`` of chunks (default
+    64 MiB; at least ``nthreads`` chunks) at a time."""
     padded = fb.padded_items(chunkshape, blockshape) * typesize
     bsize = math.prod(blockshape) * typesize
     nchunks = math.prod(fb.chunk_grid(shape, chunkshape))
@@ -549,13 +550,16 @@ def _encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequen
     enc = getattr(plan.codec, "native_encoder", None)
     spec = enc(plan.clevel, plan.flavor) if enc is not None and not plan.use_dict else None
     few = nthreads > 1 and nchunks % nthreads and nchunks < 4 * nthreads
-    if spec is None or few or nchunks == 0:
+    if nchunks == 0:
+        return
+    if spec is None or few:
         yield from _compressed_each(data, shape, chunkshape, blockshape, typesize, args)
         return
     kind, param, fns = spec
     over = plan.overhead
     headers = _chunk_headers(plan)
-    per = max(nthreads, _BATCH_BYTES // max(padded + over, 1) // nthreads * nthreads)
+    batch = _BATCH_BYTES if batch_bytes is None else batch_bytes
+    per = max(nthreads, batch // (padded + over) // nthreads * nthreads)
     for first in range(0, nchunks, per):
         out, cap, sizes = native.encode_array_chunks(
             data, shape=shape, chunkshape=chunkshape, blockshape=blockshape, first=first,
@@ -584,7 +588,7 @@ def _compressed_each(data: memoryview, shape, cshape, bshape, ts: int,
     # a chunk inside the array is one slice of it when its blocks span all
     # but the first dimension whole, as the array does
     in_place = all(b == c == n for b, c, n in zip(bshape[1:], cshape[1:], shape[1:])) \
-        and (not shape or cshape[0] % bshape[0] == 0)
+        and (not shape or bshape[0] > 0 and cshape[0] % bshape[0] == 0)
     padded = fb.padded_items(cshape, bshape) * ts
     layout = _Layout(shape, cshape, bshape, ts)
     for corner in _grid(fb.chunk_grid(shape, cshape)):
