@@ -206,3 +206,21 @@ def test_b2nd_writer_writes_compress_b2nds_frame_in_small_batches(tmp_path, monk
             for j in range(4):
                 w.write_chunk((i, j), a[i * 10:(i + 1) * 10, j * 10:(j + 1) * 10])
     assert path.read_bytes() == want
+
+
+@pytest.mark.parametrize("shape,chunks,blocks", [
+    ((300, 300), (50, 60), (10, 30)),      # 30 chunks: shared among the threads
+    ((300, 300), (100, 300), (20, 300)),   # 3 chunks read in place: their blocks shared
+    ((250, 300), (100, 120), (25, 40)),    # 9 edge and inner chunks
+])
+@pytest.mark.parametrize("kind", ["random", "mixed"])
+def test_threads_write_the_one_thread_frame(shape, chunks, blocks, kind):
+    """Arrays large enough for the threads to share the work (chunks, or a
+    chunk's blocks when there are too few chunks) write the same frame."""
+    a = _arrays(kind, shape, "<f4")
+    assert a.nbytes >= 4 * b2nd_mod._MIN_SHARED_BYTES
+    want = chunk_by_chunk(a, chunks, blocks)
+    for nthreads in (1, 2, 3, 4):
+        assert compress_b2nd(a, chunkshape=chunks, blockshape=blocks,
+                             nthreads=nthreads) == want
+    check_frame(want, a, chunks, blocks)

@@ -526,6 +526,9 @@ def iter_chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
 # chunks encoded per native call: the output slots of a batch take at most
 # this many bytes (their untouched pages are never mapped in)
 _BATCH_BYTES = 64 << 20
+# a batch of fewer bytes of chunks is encoded by the calling thread alone:
+# starting a thread (and its codec context) costs more than it would save
+_MIN_SHARED_BYTES = 64 << 10
 
 
 def encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequence[int],
@@ -533,12 +536,12 @@ def encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequenc
                    nthreads: int, batch_bytes: int | None = None) -> Iterator:
     """The compressed chunks of the array ``data`` (bytes in C order), chunk
     grid in C order, each what :func:`compress` makes of its padded chunk.
-    Whole chunks are encoded natively, straight from ``data`` (gathered by
-    the runs, or read in place when a chunk is a contiguous slice of it),
-    several per call, spread over ``nthreads`` threads; codecs without a
-    native encoder, and grids of too few chunks to share among the threads
-    (their blocks are shared instead), go through :func:`compress` per
-    chunk.  Memory holds the output of ``batch_bytes`` of chunks (default
+    Whole chunks are encoded natively, straight from ``data`` (gathered
+    block by block, or read in place when a chunk is a contiguous slice of
+    it), several per call, spread over ``nthreads`` threads; codecs without
+    a native encoder, and grids of too few chunks to share among the
+    threads (their blocks are shared instead), go through :func:`compress`
+    per chunk.  Memory holds the output of ``batch_bytes`` of chunks (default
     64 MiB; at least ``nthreads`` chunks) at a time."""
     padded = fb.padded_items(chunkshape, blockshape) * typesize
     bsize = math.prod(blockshape) * typesize
@@ -549,7 +552,8 @@ def encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequenc
                     "blosc2", nthreads)
     enc = getattr(plan.codec, "native_encoder", None)
     spec = enc(plan.clevel, plan.flavor) if enc is not None and not plan.use_dict else None
-    few = nthreads > 1 and nchunks % nthreads and nchunks < 4 * nthreads
+    few = nthreads > 1 and nchunks % nthreads and nchunks < 4 * nthreads \
+        and nchunks * padded >= _MIN_SHARED_BYTES
     if nchunks == 0:
         return
     if spec is None or few:
@@ -561,14 +565,16 @@ def encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequenc
     batch = _BATCH_BYTES if batch_bytes is None else batch_bytes
     per = max(nthreads, batch // (padded + over) // nthreads * nthreads)
     for first in range(0, nchunks, per):
+        count = min(per, nchunks - first)
         out, cap, sizes = native.encode_array_chunks(
             data, shape=shape, chunkshape=chunkshape, blockshape=blockshape, first=first,
-            count=min(per, nchunks - first), headers=headers, overhead=over,
+            count=count, headers=headers, overhead=over,
             destsize=plan.destsize, cbytes_at=fc.HEADER.offset("cbytes"),
             raw_only=plan.memcpyed, nbytes=padded, blocksize=plan.blocksize, typesize=typesize,
             version=plan.version, split=plan.split, detect_runs=True,
             pipeline=list(plan.pipeline), codec_kind=kind, clevel=plan.clevel,
-            codec_param=param, codec_fns=fns, nthreads=nthreads)
+            codec_param=param, codec_fns=fns,
+            nthreads=nthreads if count * padded >= _MIN_SHARED_BYTES else 1)
         for j, n in enumerate(sizes):
             yield out[j * cap:j * cap + n]
 
