@@ -176,6 +176,7 @@ def _native_args(a, chunks, blocks, **change):
     dict(first=-1),
     dict(chunkshape=(0, 4)),
     dict(cbytes_at=30),                 # cbytes would leave the header
+    dict(blocksize=16),                 # not the block shape's bytes
 ])
 def test_native_refuses_shapes_that_do_not_fit_the_buffers(change):
     a = np.arange(64, dtype="<i4").reshape(8, 8)

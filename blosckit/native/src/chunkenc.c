@@ -60,8 +60,9 @@ static int is_run(const uint8_t *p, int32_t n) {
   return n > 0 && (n == 1 || (p[0] == p[n - 1] && memcmp(p, p + 1, (size_t)n - 1) == 0));
 }
 
-static int apply_filters(const bk_encoder *e, int32_t j, const uint8_t *block, int32_t bsize,
-                         uint8_t *s1, uint8_t *s2, const uint8_t **result) {
+static int apply_filters(const bk_encoder *e, int32_t j, const uint8_t *block,
+                         const uint8_t *block0, int32_t bsize, uint8_t *s1, uint8_t *s2,
+                         const uint8_t **result) {
   const uint8_t *cur = block;
   for (int f = 0; f < e->nfilters; f++) {
     uint8_t *nxt = (cur == s1) ? s2 : s1;
@@ -79,7 +80,7 @@ static int apply_filters(const bk_encoder *e, int32_t j, const uint8_t *block, i
       case BK_FILTER_DELTA:
         /* block 0 is XORed with itself shifted, the others with the raw
            (unfiltered) first block of the input */
-        bk_delta_encode(j == 0 ? cur : e->src, cur, nxt, (size_t)bsize, (size_t)e->typesize,
+        bk_delta_encode(j == 0 ? cur : block0, cur, nxt, (size_t)bsize, (size_t)e->typesize,
                         j == 0);
         break;
       case BK_FILTER_TRUNC_PREC:
@@ -98,13 +99,15 @@ static int apply_filters(const bk_encoder *e, int32_t j, const uint8_t *block, i
   return 0;
 }
 
-/* Block j of e->src into `out`, as the reference encoder does when `budget`
+/* Block j (its bytes at `block`, block 0's at `block0`) into `out`, as the
+ * reference encoder does when `budget`
  * bytes are left from the block's start (INT64_MAX: no limit): a stream
  * that cannot fit makes it give up (BK_OVER_BUDGET), writing nothing past
  * the budget.  *size: bytes written; *need: the highest position compared
  * with the budget; *zeros: every stream is a zero run. */
 enum { BK_OVER_BUDGET = 1 };
-static int encode_block_into(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2, void *ctx,
+static int encode_block_into(const bk_encoder *e, int32_t j, const uint8_t *block,
+                             const uint8_t *block0, uint8_t *s1, uint8_t *s2, void *ctx,
                              uint8_t *out, int64_t budget, int64_t *size, int64_t *need,
                              int *zeros) {
   int32_t rest = e->nbytes % e->blocksize;
@@ -116,7 +119,7 @@ static int encode_block_into(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_
   int64_t pos = 0, high = 0;
   int all_zero = 1;
 
-  if (apply_filters(e, j, e->src + (int64_t)j * e->blocksize, bsize, s1, s2, &data) != 0)
+  if (apply_filters(e, j, block, block0, bsize, s1, s2, &data) != 0)
     return -1;
   for (int32_t k = 0; k < nstreams; k++) {
     const uint8_t *piece = data + (int64_t)k * neblock;
@@ -162,8 +165,8 @@ static int encode_block_into(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_
 static int encode_block(const bk_encoder *e, int32_t j, uint8_t *s1, uint8_t *s2, void *ctx) {
   int64_t size, need;
   int zeros;
-  if (encode_block_into(e, j, s1, s2, ctx, e->out + (int64_t)j * e->block_cap, INT64_MAX,
-                        &size, &need, &zeros) != 0)
+  if (encode_block_into(e, j, e->src + (int64_t)j * e->blocksize, e->src, s1, s2, ctx,
+                        e->out + (int64_t)j * e->block_cap, INT64_MAX, &size, &need, &zeros) != 0)
     return -1;
   e->sizes[j] = (int32_t)size;
   e->needs[j] = (int32_t)need;
@@ -195,101 +198,106 @@ int bk_encode_blocks(const bk_encoder *e, int nthreads) {
  * budget runs out; the zeros special chunk when every stream is a zero
  * run.  Chunks are spread over the threads, each kept by one. */
 
-/* Chunk j's padded bytes into dst (nbytes long); returns dst, or the
- * chunk's place in the array when it is a contiguous slice of it (read
- * there). */
-static const uint8_t *gather_chunk(const bk_array_encoder *a, int32_t j, uint8_t *dst) {
-  int nd = a->ndim, ts = a->enc.typesize;
+/* Where chunk j lies: its origin (items), the array's strides and the
+ * block's (bytes), its block grid. */
+typedef struct {
   int64_t origin[BK_ARRAY_MAX_DIM], astride[BK_ARRAY_MAX_DIM], bstride[BK_ARRAY_MAX_DIM];
-  int64_t bgrid[BK_ARRAY_MAX_DIM], bidx[BK_ARRAY_MAX_DIM], base = 0, nblocks = 1;
-  int64_t bbytes = ts, rest = j;
-  int inside = 1, in_place;
+  int64_t bgrid[BK_ARRAY_MAX_DIM];
+  int64_t base;             /* the array offset of its origin */
+  int in_place;             /* a contiguous slice of the array, from base */
+} chunk_place;
 
-  if (nd == 0) return a->array;       /* one item */
+static void place_chunk(const bk_array_encoder *a, int32_t j, chunk_place *p) {
+  int nd = a->ndim;
+  int64_t rest = j, bbytes = a->enc.typesize;
+  int inside = 1;
+  p->base = 0;
   for (int d = nd - 1; d >= 0; d--) {
     int64_t grid = (a->shape[d] + a->chunkshape[d] - 1) / a->chunkshape[d];
-    origin[d] = rest % grid * a->chunkshape[d];
+    p->origin[d] = rest % grid * a->chunkshape[d];
     rest /= grid;
-    bgrid[d] = (a->chunkshape[d] + a->blockshape[d] - 1) / a->blockshape[d];
-    nblocks *= bgrid[d];
-    bstride[d] = bbytes;
+    p->bgrid[d] = (a->chunkshape[d] + a->blockshape[d] - 1) / a->blockshape[d];
+    p->bstride[d] = bbytes;
     bbytes *= a->blockshape[d];
-    inside &= origin[d] + a->chunkshape[d] <= a->shape[d];
+    p->astride[d] = d == nd - 1 ? a->enc.typesize : p->astride[d + 1] * a->shape[d + 1];
+    inside &= p->origin[d] + a->chunkshape[d] <= a->shape[d];
   }
-  for (int d = nd - 1; d >= 0; d--)
-    astride[d] = d == nd - 1 ? ts : astride[d + 1] * a->shape[d + 1];
-  for (int d = 0; d < nd; d++) base += origin[d] * astride[d];
+  for (int d = 0; d < nd; d++) p->base += p->origin[d] * p->astride[d];
   /* blocks spanning all but the first dimension whole, as the chunk and
-     the array do, lie one after another in the array */
-  in_place = inside && a->chunkshape[0] % a->blockshape[0] == 0;
+     the array do, lie one after another in the array (0-d: one item) */
+  p->in_place = inside && (nd == 0 || a->chunkshape[0] % a->blockshape[0] == 0);
   for (int d = 1; d < nd; d++)
-    in_place &= a->blockshape[d] == a->chunkshape[d] && a->chunkshape[d] == a->shape[d];
-  if (in_place) return a->array + base;
-  for (int d = 0; d < nd; d++) bidx[d] = 0;
-  for (int64_t b = 0; b < nblocks; b++) {
-    uint8_t *block = dst + b * bbytes;
-    int64_t start[BK_ARRAY_MAX_DIM], extent[BK_ARRAY_MAX_DIM], idx[BK_ARRAY_MAX_DIM];
-    int64_t src = 0, run, outer = 1;
-    int full = 1, k;
-    for (int d = 0; d < nd; d++) {
-      int64_t e = a->blockshape[d];
-      start[d] = origin[d] + bidx[d] * a->blockshape[d];
-      if (a->shape[d] - start[d] < e) e = a->shape[d] - start[d];
-      if (origin[d] + a->chunkshape[d] - start[d] < e) e = origin[d] + a->chunkshape[d] - start[d];
-      extent[d] = e > 0 ? e : 0;
-      full &= extent[d] == a->blockshape[d];
-      src += start[d] * astride[d];
-    }
-    if (!full) memset(block, 0, (size_t)bbytes);
-    /* trailing dimensions the block and the array span whole: one run */
-    k = nd - 1;
-    while (k > 0 && extent[k] == a->blockshape[k] && extent[k] == a->shape[k]) k--;
-    run = ts;
-    for (int d = k; d < nd; d++) run *= extent[d];
-    for (int d = 0; d < k; d++) {
-      outer *= extent[d];
-      idx[d] = 0;
-    }
-    for (int64_t r = 0; r < outer && run > 0; r++) {
-      int64_t so = src, bo = 0;
-      for (int d = 0; d < k; d++) {
-        so += idx[d] * astride[d];
-        bo += idx[d] * bstride[d];
-      }
-      memcpy(block + bo, a->array + so, (size_t)run);
-      for (int d = k - 1; d >= 0; d--) {
-        if (++idx[d] < extent[d]) break;
-        idx[d] = 0;
-      }
-    }
-    for (int d = nd - 1; d >= 0; d--) {
-      if (++bidx[d] < bgrid[d]) break;
-      bidx[d] = 0;
-    }
-  }
-  return dst;
+    p->in_place &= a->blockshape[d] == a->chunkshape[d] && a->chunkshape[d] == a->shape[d];
 }
 
+/* Block b of the chunk at p, its padding zeroed, into dst (bsize bytes). */
+static void gather_block(const bk_array_encoder *a, const chunk_place *p, int64_t b,
+                         uint8_t *dst) {
+  int nd = a->ndim, k, full = 1;
+  int64_t start[BK_ARRAY_MAX_DIM], extent[BK_ARRAY_MAX_DIM], idx[BK_ARRAY_MAX_DIM];
+  int64_t src = 0, run = a->enc.typesize, outer = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t e = a->blockshape[d], end = p->origin[d] + a->chunkshape[d];
+    start[d] = p->origin[d] + b % p->bgrid[d] * a->blockshape[d];
+    b /= p->bgrid[d];
+    if (end > a->shape[d]) end = a->shape[d];
+    if (end - start[d] < e) e = end - start[d];
+    extent[d] = e > 0 ? e : 0;
+    full &= extent[d] == a->blockshape[d];
+    src += start[d] * p->astride[d];
+  }
+  if (!full) memset(dst, 0, (size_t)a->enc.blocksize);
+  /* trailing dimensions the block and the array span whole: one run */
+  k = nd - 1;
+  while (k > 0 && extent[k] == a->blockshape[k] && extent[k] == a->shape[k]) k--;
+  for (int d = k < 0 ? 0 : k; d < nd; d++) run *= extent[d];
+  for (int d = 0; d < k; d++) {
+    outer *= extent[d];
+    idx[d] = 0;
+  }
+  for (int64_t r = 0; r < outer && run > 0; r++) {
+    int64_t so = src, bo = 0;
+    for (int d = 0; d < k; d++) {
+      so += idx[d] * p->astride[d];
+      bo += idx[d] * p->bstride[d];
+    }
+    memcpy(dst + bo, a->array + so, (size_t)run);
+    for (int d = k - 1; d >= 0; d--) {
+      if (++idx[d] < extent[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/* Chunk j: gathered a block at a time just before the block is encoded
+ * (block 0 kept for delta), or read in place. */
 static int encode_array_chunk(void *arg, bk_worker *w, int32_t j) {
   const bk_array_encoder *a = (const bk_array_encoder *)arg;
-  bk_encoder e = a->enc;
-  int32_t nbytes = e.nbytes, over = a->overhead;
+  const bk_encoder *e = &a->enc;
+  int32_t nbytes = e->nbytes, over = a->overhead, bs = e->blocksize;
   int32_t slot = j - a->first;
   uint8_t *out = a->out + (int64_t)slot * a->chunk_cap;
-  uint8_t *f1 = NULL, *f2 = NULL;
-  int64_t pos = over + (int64_t)BK_CHUNK_LEN_BSTART * e.nblocks;
+  /* s1: block 0, the block being encoded, one filter buffer; s2: the other */
+  uint8_t *block0 = w->s1, *cur = w->s1 + bs, *f1 = w->s1 + 2 * (int64_t)bs, *f2 = w->s2;
+  int64_t pos = over + (int64_t)BK_CHUNK_LEN_BSTART * e->nblocks;
   int all_zero = 1;
+  chunk_place p;
 
-  e.src = gather_chunk(a, j, w->s1);
-  if (e.nfilters) {
-    f1 = w->s1 + nbytes;
-    f2 = w->s2;
-  }
-  for (int32_t b = 0; b < e.nblocks && !a->raw_only; b++) {
+  place_chunk(a, j, &p);
+  if (p.in_place) block0 = (uint8_t *)a->array + p.base;
+  else gather_block(a, &p, 0, block0);
+  for (int32_t b = 0; b < e->nblocks && !a->raw_only; b++) {
     int64_t size, need;
-    int zeros;
-    int rc = encode_block_into(&e, b, f1, f2, w->ctx, out + pos, a->destsize - pos, &size,
-                               &need, &zeros);
+    int zeros, rc;
+    const uint8_t *block = block0;
+    if (b > 0 && p.in_place) {
+      block = block0 + (int64_t)b * bs;
+    } else if (b > 0) {
+      gather_block(a, &p, b, cur);
+      block = cur;
+    }
+    rc = encode_block_into(e, b, block, block0, f1, f2, w->ctx, out + pos, a->destsize - pos,
+                           &size, &need, &zeros);
     if (rc < 0) return -1;
     if (rc == BK_OVER_BUDGET) goto raw;
     bk_put_le32(out + over + (int64_t)BK_CHUNK_LEN_BSTART * b, (int32_t)pos);
@@ -297,7 +305,7 @@ static int encode_array_chunk(void *arg, bk_worker *w, int32_t j) {
     all_zero &= zeros;
   }
   if (a->raw_only) goto raw;
-  if (e.detect_runs && all_zero) {
+  if (e->detect_runs && all_zero) {
     memcpy(out, a->headers + 2 * over, (size_t)over);
     a->sizes[slot] = over;
     return 0;
@@ -309,38 +317,45 @@ static int encode_array_chunk(void *arg, bk_worker *w, int32_t j) {
 raw:
   memcpy(out, a->headers + over, (size_t)over);
   bk_put_le32(out + a->cbytes_at, over + nbytes);
-  memcpy(out + over, e.src, (size_t)nbytes);
+  if (p.in_place)
+    memcpy(out + over, block0, (size_t)nbytes);
+  else
+    for (int32_t b = 0; b < e->nblocks; b++)
+      gather_block(a, &p, b, out + over + (int64_t)b * bs);
   a->sizes[slot] = over + nbytes;
   return 0;
 }
 
 /* The shapes describe the buffers: the array's items, each chunk's padded
- * blocks, the chunk grid (first + count chunks in it). */
+ * blocks and a block, the chunk grid (first + count chunks in it). */
 static int array_shapes_ok(const bk_array_encoder *a, int32_t count) {
-  int64_t items = 1, padded = 1, chunks = 1;
-  if (a->ndim < 0 || a->ndim > BK_ARRAY_MAX_DIM || a->enc.typesize <= 0) return 0;
+  int64_t items = 1, padded = 1, chunks = 1, block = 1;
+  if (a->ndim < 0 || a->ndim > BK_ARRAY_MAX_DIM || a->enc.typesize <= 0 ||
+      a->enc.typesize > 255)
+    return 0;
   for (int d = 0; d < a->ndim; d++) {
     int64_t s = a->shape[d], c = a->chunkshape[d], b = a->blockshape[d];
     if (s <= 0 || c <= 0 || b <= 0 || s > INT32_MAX || c > INT32_MAX || b > INT32_MAX) return 0;
     items *= s;
     padded *= (c + b - 1) / b * b;
+    block *= b;
     chunks *= (s + c - 1) / c;
     if (items > INT64_MAX / INT32_MAX || padded > INT32_MAX || chunks > INT32_MAX) return 0;
   }
   return (uint64_t)(items * a->enc.typesize) == (uint64_t)a->array_len &&
-         padded * a->enc.typesize == a->enc.nbytes && a->first >= 0 &&
+         padded * a->enc.typesize == a->enc.nbytes &&
+         block * a->enc.typesize == a->enc.blocksize && a->first >= 0 &&
          (int64_t)a->first + count <= chunks;
 }
 
 int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthreads) {
   const bk_encoder *e = &a->enc;
-  /* s1: the gathered chunk, then one filter buffer; s2: the other */
-  size_t scratch = (size_t)e->nbytes + (e->nfilters ? (size_t)e->blocksize : 0);
+  size_t scratch = 3 * (size_t)e->blocksize;      /* see encode_array_chunk */
   void *ctx_new = e->codec_kind == BK_KIND_ZSTD ? e->fn_new : NULL;
   int64_t need = (int64_t)a->overhead + e->nbytes;
   if (nchunks <= 0) return 0;
   if (!array_shapes_ok(a, nchunks) || a->chunk_cap < need || a->chunk_cap < a->destsize ||
-      e->blocksize <= 0 || e->nblocks != (e->nbytes + e->blocksize - 1) / e->blocksize ||
+      e->blocksize <= 0 || e->nbytes % e->blocksize || e->nblocks != e->nbytes / e->blocksize ||
       a->cbytes_at < 0 || a->cbytes_at + 4 > a->overhead)
     return BK_EPARAM;
   int32_t r = bk_parallel_blocks(encode_array_chunk, (void *)a, a->first, a->first + nchunks,
