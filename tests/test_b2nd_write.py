@@ -225,3 +225,15 @@ def test_threads_write_the_one_thread_frame(shape, chunks, blocks, kind):
         assert compress_b2nd(a, chunkshape=chunks, blockshape=blocks,
                              nthreads=nthreads) == want
     check_frame(want, a, chunks, blocks)
+
+
+def test_codec_without_native_encoder_goes_chunk_by_chunk(monkeypatch):
+    """A codec the native encoder cannot call (its library has no C entry
+    point here) compresses each chunk through compress()."""
+    from blosckit.codecs.zstd import Zstd
+    monkeypatch.setattr(Zstd, "native_encoder", lambda self, clevel, flavor: None)
+    a = _arrays("mixed", (60, 45), "<i4")
+    for nthreads in (1, 2):
+        frame = compress_b2nd(a, chunkshape=(20, 20), blockshape=(10, 20), nthreads=nthreads)
+        assert frame == chunk_by_chunk(a, (20, 20), (10, 20))
+    check_frame(frame, a, (20, 20), (10, 20))
