@@ -4,7 +4,9 @@ array's items out of its chunks, and writing an array as a b2nd frame.
 specs/frame.md#the-b2nd-metalayer.  Every chunk holds its chunk shape
 padded up to whole blocks; the blocks are stored one after another in C
 order, each block's items in C order over the block shape.  Reading and
-writing walk the same byte runs (:func:`_runs`), in opposite directions.
+writing walk the same byte runs (:func:`_runs`), in opposite directions;
+:func:`compress_b2nd` gathers the blocks from the shapes in C instead
+(:func:`encoded_chunks`), each just before it is encoded.
 """
 from __future__ import annotations
 
