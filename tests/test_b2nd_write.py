@@ -162,7 +162,7 @@ def _native_args(a, chunks, blocks, **change):
     padded = fb.padded_items(chunks, blocks) * ts
     return dict(dict(shape=a.shape, chunkshape=chunks, blockshape=blocks, first=0,
                      count=math.prod(fb.chunk_grid(a.shape, chunks)),
-                     headers=bytes(96), overhead=32, destsize=padded + 32, cbytes_at=12,
+                     headers=bytes(96), overhead=32, destsize=padded + 32,
                      raw_only=False, nbytes=padded, blocksize=math.prod(blocks) * ts,
                      typesize=ts, version=5, split=False, detect_runs=True, pipeline=[],
                      codec_kind=0, clevel=5, codec_param=2), **change)
@@ -175,7 +175,7 @@ def _native_args(a, chunks, blocks, **change):
     dict(first=3, count=2),             # past the chunk grid (4 chunks)
     dict(first=-1),
     dict(chunkshape=(0, 4)),
-    dict(cbytes_at=30),                 # cbytes would leave the header
+    dict(overhead=8, headers=bytes(24)),  # cbytes would leave the header
     dict(blocksize=16),                 # not the block shape's bytes
 ])
 def test_native_refuses_shapes_that_do_not_fit_the_buffers(change):

@@ -571,7 +571,7 @@ def encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequenc
         out, cap, sizes = native.encode_array_chunks(
             data, shape=shape, chunkshape=chunkshape, blockshape=blockshape, first=first,
             count=count, headers=headers, overhead=over,
-            destsize=plan.destsize, cbytes_at=fc.HEADER.offset("cbytes"),
+            destsize=plan.destsize,
             raw_only=plan.memcpyed, nbytes=padded, blocksize=plan.blocksize, typesize=typesize,
             version=plan.version, split=plan.split, detect_runs=True,
             pipeline=list(plan.pipeline), codec_kind=kind, clevel=plan.clevel,

@@ -444,19 +444,20 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     return out, cap, list(sizes), list(needs)
 
 
-def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, headers, overhead, destsize, cbytes_at, raw_only, nbytes, blocksize,
-                        typesize, version, split, detect_runs, pipeline, codec_kind, clevel,
-                        codec_param, codec_fns=None, nthreads=1):
+def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, headers,
+                        overhead, destsize, raw_only, nbytes, blocksize, typesize, version,
+                        split, detect_runs, pipeline, codec_kind, clevel, codec_param,
+                        codec_fns=None, nthreads=1):
     """Encode chunks ``first`` .. ``first + count - 1`` (chunk grid in C
     order) of a b2nd array, each whole (``nbytes``: its padded size),
     straight from ``array`` (bytes-like, the items in C order; shapes in
     items, at most 16 dimensions).
 
     A chunk inside the array whose blocks span all but the first dimension
-    whole is a slice of it, read in place.  ``headers``: the regular, the raw and the zeros special chunk
-    header, ``overhead`` bytes each (the first two get their cbytes at
-    ``cbytes_at``); ``destsize``: the budget a chunk may not pass;
-    ``raw_only``: every chunk stored raw.  The other parameters as
+    whole is a slice of it, read in place.  ``headers``: the regular, the
+    raw and the zeros special chunk header, ``overhead`` bytes each (the
+    first two get their cbytes); ``destsize``: the budget a chunk may not
+    pass; ``raw_only``: every chunk stored raw.  The other parameters as
     :func:`encode_blocks`.  Returns ``(out, cap, sizes)``: chunk
     ``first + j`` is ``out[j * cap : j * cap + sizes[j]]``.  ValueError when
     a chunk cannot be encoded or the shapes do not fit the buffers,
@@ -486,7 +487,7 @@ def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, h
     a.blockshape[0:len(shape)] = blockshape
     a.first = first
     h, src = _rd(headers), _rd(array)
-    a.overhead, a.destsize, a.cbytes_at, a.raw_only = overhead, destsize, cbytes_at, int(raw_only)
+    a.overhead, a.destsize, a.raw_only = overhead, destsize, int(raw_only)
     a.headers, a.array, a.array_len = h, src, len(src)
     a.out, a.chunk_cap, a.sizes = out_c, cap, sizes
     rc = _lib.bk_encode_array_chunks(a, count, int(nthreads))

@@ -109,14 +109,14 @@ int bk_encode_blocks(const bk_encoder *e, int nthreads);
 /* chunkenc.c: chunks first .. first + count - 1 of a b2nd array (grid in C
  * order), gathered from the array's items and encoded whole (see the file).
  * headers: the regular, raw and zeros special chunk headers, overhead
- * bytes each; cbytes_at: where a header stores cbytes. */
+ * bytes each (the first two get their cbytes). */
 #define BK_ARRAY_MAX_DIM 16
 typedef struct {
   bk_encoder enc;            /* one chunk's parameters; src, out, sizes, needs unused */
   int32_t ndim;
   int64_t shape[BK_ARRAY_MAX_DIM], chunkshape[BK_ARRAY_MAX_DIM], blockshape[BK_ARRAY_MAX_DIM];
   int32_t first;
-  int32_t overhead, destsize, cbytes_at, raw_only;
+  int32_t overhead, destsize, raw_only;
   const uint8_t *headers;
   const uint8_t *array;      /* the items in C order */
   size_t array_len;

@@ -198,6 +198,11 @@ int bk_encode_blocks(const bk_encoder *e, int nthreads) {
  * budget runs out; the zeros special chunk when every stream is a zero
  * run.  Chunks are spread over the threads, each kept by one. */
 
+/* The headers' order in bk_array_encoder.headers; the scratch buffer s1's
+ * parts, a block each (s2 is the other filter buffer). */
+enum { HEADER_REGULAR, HEADER_RAW, HEADER_ZEROS };
+enum { SCRATCH_BLOCK0, SCRATCH_CURRENT, SCRATCH_FILTER, SCRATCH_BLOCKS };
+
 /* Where chunk j lies: its origin (items), the array's strides and the
  * block's (bytes), its block grid. */
 typedef struct {
@@ -277,8 +282,9 @@ static int encode_array_chunk(void *arg, bk_worker *w, int32_t j) {
   int32_t nbytes = e->nbytes, over = a->overhead, bs = e->blocksize;
   int32_t slot = j - a->first;
   uint8_t *out = a->out + (int64_t)slot * a->chunk_cap;
-  /* s1: block 0, the block being encoded, one filter buffer; s2: the other */
-  uint8_t *block0 = w->s1, *cur = w->s1 + bs, *f1 = w->s1 + 2 * (int64_t)bs, *f2 = w->s2;
+  uint8_t *block0 = w->s1 + SCRATCH_BLOCK0 * (int64_t)bs;
+  uint8_t *cur = w->s1 + SCRATCH_CURRENT * (int64_t)bs;
+  uint8_t *f1 = w->s1 + SCRATCH_FILTER * (int64_t)bs, *f2 = w->s2;
   int64_t pos = over + (int64_t)BK_CHUNK_LEN_BSTART * e->nblocks;
   int all_zero = 1;
   chunk_place p;
@@ -306,17 +312,17 @@ static int encode_array_chunk(void *arg, bk_worker *w, int32_t j) {
   }
   if (a->raw_only) goto raw;
   if (e->detect_runs && all_zero) {
-    memcpy(out, a->headers + 2 * over, (size_t)over);
+    memcpy(out, a->headers + HEADER_ZEROS * over, (size_t)over);
     a->sizes[slot] = over;
     return 0;
   }
-  memcpy(out, a->headers, (size_t)over);
-  bk_put_le32(out + a->cbytes_at, (int32_t)pos);
+  memcpy(out, a->headers + HEADER_REGULAR * over, (size_t)over);
+  bk_put_le32(out + BK_CHUNK_HEADER_CBYTES_OFS, (int32_t)pos);
   a->sizes[slot] = (int32_t)pos;
   return 0;
 raw:
-  memcpy(out, a->headers + over, (size_t)over);
-  bk_put_le32(out + a->cbytes_at, over + nbytes);
+  memcpy(out, a->headers + HEADER_RAW * over, (size_t)over);
+  bk_put_le32(out + BK_CHUNK_HEADER_CBYTES_OFS, over + nbytes);
   if (p.in_place)
     memcpy(out + over, block0, (size_t)nbytes);
   else
@@ -331,7 +337,7 @@ raw:
 static int array_shapes_ok(const bk_array_encoder *a, int32_t count) {
   int64_t items = 1, padded = 1, chunks = 1, block = 1;
   if (a->ndim < 0 || a->ndim > BK_ARRAY_MAX_DIM || a->enc.typesize <= 0 ||
-      a->enc.typesize > 255)
+      a->enc.typesize > UINT8_MAX)
     return 0;
   for (int d = 0; d < a->ndim; d++) {
     int64_t s = a->shape[d], c = a->chunkshape[d], b = a->blockshape[d];
@@ -350,13 +356,13 @@ static int array_shapes_ok(const bk_array_encoder *a, int32_t count) {
 
 int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthreads) {
   const bk_encoder *e = &a->enc;
-  size_t scratch = 3 * (size_t)e->blocksize;      /* see encode_array_chunk */
+  size_t scratch = SCRATCH_BLOCKS * (size_t)e->blocksize;
   void *ctx_new = e->codec_kind == BK_KIND_ZSTD ? e->fn_new : NULL;
   int64_t need = (int64_t)a->overhead + e->nbytes;
   if (nchunks <= 0) return 0;
   if (!array_shapes_ok(a, nchunks) || a->chunk_cap < need || a->chunk_cap < a->destsize ||
       e->blocksize <= 0 || e->nbytes % e->blocksize || e->nblocks != e->nbytes / e->blocksize ||
-      a->cbytes_at < 0 || a->cbytes_at + 4 > a->overhead)
+      a->overhead < BK_CHUNK_HEADER_CBYTES_OFS + BK_CHUNK_HEADER_CBYTES_SIZE)
     return BK_EPARAM;
   int32_t r = bk_parallel_blocks(encode_array_chunk, (void *)a, a->first, a->first + nchunks,
                                  nthreads, scratch, ctx_new, e->fn_free);
