@@ -6,7 +6,9 @@ Rows (ms, best of N, the two timed alternately; ratio = python-blosc2 time /
 blosckit time, above 1: blosckit faster), for float32 arrays of several
 shapes: read the whole array from a frame in memory (blosckit
 ``Frame.b2nd.read()`` vs ``NDArray[...]``), and write one (``compress_b2nd``
-vs ``blosc2.asarray``), both zstd level 1 with shuffle, one thread each.
+vs ``blosc2.asarray``), both zstd level 1 with shuffle, one thread each;
+then the writes again with two threads each (``compress_b2nd(nthreads=2)``
+vs ``cparams={..., "nthreads": 2}``).
 The chunk and block grids are undone by the native run kernel; what is left
 is per-chunk Python work, so shapes with many small blocks cost most.
 """
@@ -51,6 +53,22 @@ def main(argv=None) -> None:
                                            codec="zstd", clevel=1),
             lambda: blosc2.asarray(a, chunks=chunks, blocks=blocks, cparams=cp),
             args.repeat))
+    write_rows(args.repeat, 2)
+
+
+def write_rows(repeat: int, nthreads: int) -> None:
+    """The write rows with ``nthreads`` threads on each side."""
+    cp = {"codec": blosc2.Codec.ZSTD, "clevel": 1, "nthreads": nthreads}
+    print(f"\nwrites, {nthreads} threads each, ms, best of {repeat}")
+    print(f"{'operation':44} {'blosckit':>9} {'blosc2':>9} {'ratio':>7}")
+    for shape, chunks, blocks in CASES:
+        a = np.random.default_rng(0).random(shape).astype("<f4")
+        name = f"{'x'.join(map(str, shape))} / {'x'.join(map(str, blocks))} blocks"
+        row(f"write {name}", *best_pair(
+            lambda: blosckit.compress_b2nd(a, chunkshape=chunks, blockshape=blocks,
+                                           codec="zstd", clevel=1, nthreads=nthreads),
+            lambda: blosc2.asarray(a, chunks=chunks, blocks=blocks, cparams=cp),
+            repeat))
 
 
 if __name__ == "__main__":
