@@ -7,14 +7,15 @@ blosckit time, above 1: blosckit faster), for float32 arrays of several
 shapes: read the whole array from a frame in memory as a NumPy array
 (blosckit ``Frame.b2nd.array()`` vs ``NDArray[...]``), and write one
 (``compress_b2nd`` vs ``blosc2.asarray``), both zstd level 1 with shuffle,
-one thread each; then the reads again at two threads each
-(``array(nthreads=2)`` vs ``DParams(nthreads=2)``).  The region row reads
-``[1234:1334, 2345:2445]`` of a 4000x4000 float64 array stored with
-python-blosc2's default chunks and blocks (``Frame.b2nd[...]`` vs
-``NDArray[...]``): both decode only the blocks the region touches.
-Each block is decoded straight into its place by the native block kernel;
-reading is bound by the codec (zstd) on large arrays, where python-blosc2's
-own overhead is small.
+one thread each; then the reads at two threads each (``array(nthreads=2)``
+vs ``DParams(nthreads=2)``) and the writes with two threads each
+(``compress_b2nd(nthreads=2)`` vs ``cparams={..., "nthreads": 2}``).
+The region row reads ``[1234:1334, 2345:2445]`` of a 4000x4000 float64
+array stored with python-blosc2's default chunks and blocks
+(``Frame.b2nd[...]`` vs ``NDArray[...]``): both decode only the blocks the
+region touches.  Each block is decoded straight into its place by the
+native block kernel; reading is bound by the codec (zstd) on large arrays,
+where python-blosc2's own overhead is small.
 """
 from __future__ import annotations
 
@@ -81,11 +82,27 @@ def main(argv=None) -> None:
     rarr.schunk.dparams = blosc2.DParams(nthreads=1)
     row("region 100x100 of 4000x4000 f8", *best_pair(lambda: rb[REGION], lambda: rarr[REGION],
                                                      args.repeat))
-    print(f"\nthe reads at two threads, ms, best of {args.repeat}")
+    print(f"\nreads, 2 threads each, ms, best of {args.repeat}")
+    print(f"{'operation':44} {'blosckit':>9} {'blosc2':>9} {'ratio':>7}")
     for shape, blocks, b, arr in reads:
         arr.schunk.dparams = blosc2.DParams(nthreads=2)
         row(f"read  {_name(shape, blocks)}",
             *best_pair(lambda: b.array(nthreads=2), lambda: arr[...], args.repeat))
+    write_rows(args.repeat, 2)
+
+
+def write_rows(repeat: int, nthreads: int) -> None:
+    """The write rows with ``nthreads`` threads on each side."""
+    cp = {"codec": blosc2.Codec.ZSTD, "clevel": 1, "nthreads": nthreads}
+    print(f"\nwrites, {nthreads} threads each, ms, best of {repeat}")
+    print(f"{'operation':44} {'blosckit':>9} {'blosc2':>9} {'ratio':>7}")
+    for shape, chunks, blocks in CASES:
+        a = np.random.default_rng(0).random(shape).astype("<f4")
+        row(f"write {_name(shape, blocks)}", *best_pair(
+            lambda: blosckit.compress_b2nd(a, chunkshape=chunks, blockshape=blocks,
+                                           codec="zstd", clevel=1, nthreads=nthreads),
+            lambda: blosc2.asarray(a, chunks=chunks, blocks=blocks, cparams=cp),
+            repeat))
 
 
 if __name__ == "__main__":

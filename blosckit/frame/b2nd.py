@@ -4,10 +4,13 @@ array's items out of its chunks, and writing an array as a b2nd frame.
 specs/frame.md#the-b2nd-metalayer.  Every chunk holds its chunk shape
 padded up to whole blocks; the blocks are stored one after another in C
 order, each block's items in C order over the block shape.  Reading and
-writing walk the same byte runs (:func:`_runs`), in opposite directions.
+writing walk the same byte runs (:func:`_runs`), in opposite directions;
+:func:`compress_b2nd` gathers the blocks from the shapes in C instead
+(:func:`encoded_chunks`), each just before it is encoded.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from array import array as array_
@@ -16,6 +19,8 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 from .. import native
 from ..chunk.encode import compress
 from ..chunk.encode import MAX_THREADS
+from ..chunk.header import SPECIAL_KINDS, header
+from ..chunk.plan import get_plan
 from ..chunk.read import fast_table
 from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
@@ -669,11 +674,8 @@ def compress_b2nd(src, *, chunkshape: Sequence[int] | None = None,
     if data.nbytes != math.prod(shape) * typesize:
         raise ValueError(f"{data.nbytes} bytes of data for shape {shape} of {typesize}-byte "
                          f"items ({math.prod(shape) * typesize} bytes)")
-    bsize = math.prod(blockshape) * typesize
-    # compressed as the frame is built: memory holds one chunk's data
-    chunks = (compress(c, typesize=typesize, codec=codec, clevel=clevel, filters=filters,
-                       blocksize=bsize, nthreads=nthreads)
-              for c in iter_chunk_data(data, shape, chunkshape, blockshape, typesize))
+    chunks = encoded_chunks(data, shape, chunkshape, blockshape, typesize, codec=codec,
+                            clevel=clevel, filters=filters, nthreads=nthreads)
     padded = fb.padded_items(chunkshape, blockshape) * typesize
     # an array without items has no chunk: the header takes the parameters
     # from an empty one, as python-blosc2's context gives them
@@ -688,6 +690,14 @@ def b2nd_meta(shape: Sequence[int], chunkshape: Sequence[int], blockshape: Seque
               dtype: str) -> bytes:
     """The ``b2nd`` metalayer value of an array (extents in items);
     FormatError naming the extent at fault when the shapes do not fit."""
+    return _checked_meta(tuple(shape), tuple(chunkshape), tuple(blockshape), dtype)
+
+
+# building and checking the value costs more than writing a small array; an
+# error raised is not kept, so a bad value is refused every time
+@functools.lru_cache(maxsize=64)
+def _checked_meta(shape: tuple[int, ...], chunkshape: tuple[int, ...],
+                  blockshape: tuple[int, ...], dtype: str) -> bytes:
     meta = fb.build_meta(shape, chunkshape, blockshape, dtype)
     # FormatError names the extent at fault (in the value's coordinates)
     RaiseFirst().run(fb.META_RULES, fb.B2ndView(fb.B2ndMeta.parse(meta)), meta)
@@ -713,3 +723,88 @@ def iter_chunk_data(data, shape: Sequence[int], chunkshape: Sequence[int],
         buf = bytearray(padded)
         layout.copy(corner, buf, src, to_chunk=True)
         yield buf
+
+
+# chunks encoded per native call: the output slots of a batch take at most
+# this many bytes (their untouched pages are never mapped in)
+_BATCH_BYTES = 64 << 20
+# a batch of fewer bytes of chunks is encoded by the calling thread alone:
+# starting a thread (and its codec context) costs more than it would save
+_MIN_SHARED_BYTES = 64 << 10
+
+
+def encoded_chunks(data: memoryview, shape: tuple[int, ...], chunkshape: Sequence[int],
+                   blockshape: Sequence[int], typesize: int, *, codec, clevel: int, filters,
+                   nthreads: int, batch_bytes: int | None = None) -> Iterator:
+    """The compressed chunks of the array ``data`` (bytes in C order), chunk
+    grid in C order, each what :func:`compress` makes of its padded chunk.
+    Whole chunks are encoded natively, straight from ``data`` (gathered
+    block by block, or read in place when a chunk is a contiguous slice of
+    it), several per call, spread over ``nthreads`` threads; codecs without
+    a native encoder, and grids of too few chunks to share among the
+    threads (their blocks are shared instead), go through :func:`compress`
+    per chunk.  Memory holds the output of ``batch_bytes`` of chunks (default
+    64 MiB; at least ``nthreads`` chunks) at a time."""
+    padded = fb.padded_items(chunkshape, blockshape) * typesize
+    bsize = math.prod(blockshape) * typesize
+    nchunks = math.prod(fb.chunk_grid(shape, chunkshape))
+    args = dict(typesize=typesize, codec=codec, clevel=clevel, filters=filters, blocksize=bsize,
+                nthreads=nthreads)
+    plan = get_plan(padded, typesize, codec, clevel, filters, bsize, "forward_compat", False,
+                    "blosc2", nthreads)
+    enc = getattr(plan.codec, "native_encoder", None)
+    spec = enc(plan.clevel, plan.flavor) if enc is not None and not plan.use_dict else None
+    few = nthreads > 1 and nchunks % nthreads and nchunks < 4 * nthreads \
+        and nchunks * padded >= _MIN_SHARED_BYTES
+    if nchunks == 0:
+        return
+    if spec is None or few:
+        yield from _compressed_each(data, shape, chunkshape, blockshape, typesize, args)
+        return
+    kind, param, fns = spec
+    over = plan.overhead
+    headers = _chunk_headers(plan)
+    batch = _BATCH_BYTES if batch_bytes is None else batch_bytes
+    per = max(nthreads, batch // (padded + over) // nthreads * nthreads)
+    for first in range(0, nchunks, per):
+        count = min(per, nchunks - first)
+        out, cap, sizes = native.encode_array_chunks(
+            data, shape=shape, chunkshape=chunkshape, blockshape=blockshape, first=first,
+            count=count, headers=headers, overhead=over,
+            destsize=plan.destsize,
+            raw_only=plan.memcpyed, nbytes=padded, blocksize=plan.blocksize, typesize=typesize,
+            version=plan.version, split=plan.split, detect_runs=True,
+            pipeline=list(plan.pipeline), codec_kind=kind, clevel=plan.clevel,
+            codec_param=param, codec_fns=fns,
+            nthreads=nthreads if count * padded >= _MIN_SHARED_BYTES else 1)
+        for j, n in enumerate(sizes):
+            yield out[j * cap:j * cap + n]
+
+
+@functools.lru_cache(maxsize=64)
+def _chunk_headers(plan) -> bytes:
+    """The headers of ``plan``'s regular, raw and zeros special chunks (the
+    first two with cbytes still to write)."""
+    return b"".join([header(plan, 0, memcpyed=False), header(plan, 0, memcpyed=True),
+                     header(plan, plan.overhead, memcpyed=False, special=SPECIAL_KINDS["zeros"])])
+
+
+def _compressed_each(data: memoryview, shape, cshape, bshape, ts: int,
+                     args: dict) -> Iterator[bytes]:
+    """:func:`compress` of each padded chunk, chunk grid in C order: memory
+    holds one chunk's data (none for a chunk read in place)."""
+    # a chunk inside the array is one slice of it when its blocks span all
+    # but the first dimension whole, as the array does
+    in_place = all(b == c == n for b, c, n in zip(bshape[1:], cshape[1:], shape[1:])) \
+        and (not shape or bshape[0] > 0 and cshape[0] % bshape[0] == 0)
+    padded = fb.padded_items(cshape, bshape) * ts
+    layout = _Layout(shape, cshape, bshape, ts)
+    for corner in _grid(fb.chunk_grid(shape, cshape)):
+        origin = [k * c for k, c in zip(corner, cshape)]
+        if in_place and all(o + c <= n for o, c, n in zip(origin, cshape, shape)):
+            at = sum(o * a for o, a in zip(origin, layout.astr))
+            yield compress(data[at:at + padded], **args)
+            continue
+        buf = bytearray(padded)
+        layout.copy(corner, buf, data, to_chunk=True)
+        yield compress(buf, **args)

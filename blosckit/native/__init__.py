@@ -444,6 +444,62 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     return out, cap, list(sizes), list(needs)
 
 
+def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, headers,
+                        overhead, destsize, raw_only, nbytes, blocksize, typesize, version,
+                        split, detect_runs, pipeline, codec_kind, clevel, codec_param,
+                        codec_fns=None, nthreads=1):
+    """Encode chunks ``first`` .. ``first + count - 1`` (chunk grid in C
+    order) of a b2nd array, each whole (``nbytes``: its padded size),
+    straight from ``array`` (bytes-like, the items in C order; shapes in
+    items, at most 16 dimensions).
+
+    A chunk inside the array whose blocks span all but the first dimension
+    whole is a slice of it, read in place.  ``headers``: the regular, the
+    raw and the zeros special chunk header, ``overhead`` bytes each (the
+    first two get their cbytes); ``destsize``: the budget a chunk may not
+    pass; ``raw_only``: every chunk stored raw.  The other parameters as
+    :func:`encode_blocks`.  Returns ``(out, cap, sizes)``: chunk
+    ``first + j`` is ``out[j * cap : j * cap + sizes[j]]``.  ValueError when
+    a chunk cannot be encoded or the shapes do not fit the buffers,
+    MemoryError when no worker could allocate its buffers."""
+    nblocks = -(-nbytes // blocksize)
+    cap = max(destsize, overhead + nbytes)
+    if len(headers) != 3 * overhead or len(shape) > _lib.BK_ARRAY_MAX_DIM:
+        raise ValueError("encode_array_chunks: three headers of overhead bytes, at most "
+                         f"{_lib.BK_ARRAY_MAX_DIM} dimensions")
+    # uninitialised: a slot's pages past its chunk are never touched
+    out_c = _new_uncleared("uint8_t[]", max(cap * count, 1))
+    sizes = _ffi.new("int32_t[]", max(count, 1))
+    a = _ffi.new("bk_array_encoder *")
+    e = a.enc
+    e.nbytes, e.blocksize, e.typesize, e.nblocks = nbytes, blocksize, typesize, nblocks
+    e.version, e.split, e.detect_runs = version, int(split), int(detect_runs)
+    e.nfilters = len(pipeline)
+    for k, (fid, meta) in enumerate(pipeline):
+        e.filter_ids[k] = fid
+        e.filter_metas[k] = meta & _META_ITEM_MASK
+    e.codec_kind, e.clevel, e.codec_param = codec_kind, clevel, codec_param
+    for name, addr in (codec_fns or {}).items():
+        setattr(e, name, _ffi.cast("void *", addr))
+    a.ndim = len(shape)
+    a.shape[0:len(shape)] = shape
+    a.chunkshape[0:len(shape)] = chunkshape
+    a.blockshape[0:len(shape)] = blockshape
+    a.first = first
+    h, src = _rd(headers), _rd(array)
+    a.overhead, a.destsize, a.raw_only = overhead, destsize, int(raw_only)
+    a.headers, a.array, a.array_len = h, src, len(src)
+    a.out, a.chunk_cap, a.sizes = out_c, cap, sizes
+    rc = _lib.bk_encode_array_chunks(a, count, int(nthreads))
+    del h, src                  # kept alive until the call returned
+    if rc == -2:
+        raise MemoryError("encode_array_chunks: no worker could allocate its buffers")
+    if rc != 0:
+        raise ValueError("encode_array_chunks: a chunk could not be encoded, or the shapes "
+                         "do not fit the buffers")
+    return memoryview(_ffi.buffer(out_c)), cap, list(sizes)[:count]
+
+
 # ------------------------------------------------- one-call chunk decoding
 
 # the codec format of each codec the fast path decodes -> the codec id

@@ -106,6 +106,26 @@ typedef struct {
 /* 0, BK_EPARAM (-1) when a block cannot be encoded, BK_ENOMEM (-2) */
 int bk_encode_blocks(const bk_encoder *e, int nthreads);
 
+/* chunkenc.c: chunks first .. first + count - 1 of a b2nd array (grid in C
+ * order), gathered from the array's items and encoded whole (see the file).
+ * headers: the regular, raw and zeros special chunk headers, overhead
+ * bytes each (the first two get their cbytes). */
+#define BK_ARRAY_MAX_DIM 16
+typedef struct {
+  bk_encoder enc;            /* one chunk's parameters; src, out, sizes, needs unused */
+  int32_t ndim;
+  int64_t shape[BK_ARRAY_MAX_DIM], chunkshape[BK_ARRAY_MAX_DIM], blockshape[BK_ARRAY_MAX_DIM];
+  int32_t first;
+  int32_t overhead, destsize, raw_only;
+  const uint8_t *headers;
+  const uint8_t *array;      /* the items in C order */
+  size_t array_len;
+  uint8_t *out;              /* one slot of chunk_cap bytes per chunk */
+  int64_t chunk_cap;
+  int32_t *sizes;            /* per chunk: its length in its slot */
+} bk_array_encoder;
+int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthreads);
+
 /* parallel.c, tests only: make the next `count` worker set-ups fail as if
  * out of memory (0 turns it off) */
 void bk_test_fail_worker_setups(int count);
