@@ -37,6 +37,31 @@ ORACLES = {
 }
 
 
+# command-line tools of the long tier (Debian packages that .ci/run installs)
+# -> what they are, in the words of a skip or failure message
+TOOLS = {
+    "clang": "clang (Debian clang)",
+    "x86_64-w64-mingw32-gcc": "MinGW-w64 GCC (Debian gcc-mingw-w64-x86-64)",
+    "wine": "wine (Debian wine64), to run the Windows build",
+    "aarch64-linux-gnu-gcc": "aarch64 cross GCC (Debian gcc-aarch64-linux-gnu)",
+    "qemu-aarch64": "qemu-user (Debian qemu-user), to run the aarch64 build",
+}
+
+
+def tool(name: str) -> str:
+    """The path of command ``name``; skip, or fail under
+    ``BLOSCKIT_REQUIRE_ORACLES=1``, when it is not on PATH."""
+    import shutil
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get(REQUIRE) == "1":
+            pytest.fail(f"{TOOLS[name]} is not on PATH; {REQUIRE}=1 makes a missing tool an "
+                        "error", pytrace=False)
+        pytest.skip(f"{TOOLS[name]} is not on PATH: the checks that need it are skipped "
+                    f"({REQUIRE}=1 makes this an error)")
+    return path
+
+
 def atheris_ships_here() -> bool:
     """Whether the ``fuzz`` extra installs atheris on this interpreter
     (pyproject: wheels for Linux x86-64 and CPython up to 3.12 only)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import pickle
 import random
@@ -367,6 +368,13 @@ def frame_readers(run: Run, label: str, blob: bytes) -> None:
         run.count("decoded")
     if f.nchunks:
         call(run, label, blob, f.chunk, f.nchunks - 1)
+    b = call(run, label, blob, lambda: f.b2nd)
+    if b is not None and not isinstance(b, FormatError):
+        # the native block kernel: whole reads at 1 and 2 threads, a stepped region
+        for nthreads in (1, 2):
+            call(run, label, blob, b.read, max_nbytes=1 << 24, nthreads=nthreads)
+        if math.prod(b.shape) * f.typesize <= 1 << 24:
+            call(run, label, blob, b.__getitem__, tuple(slice(1, None, 2) for _ in b.shape))
 
 
 def section_frames(run: Run, frames: dict[str, bytes], rng: random.Random) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -20,8 +21,10 @@ from blosckit.formats import cheader, chunk as fc, frame as ff
 from blosckit.native import _native
 from helpers import b2_compress, special_chunk
 
-SRC = cheader.HEADER_PATH.parent
-TEXT = cheader.HEADER_PATH.read_text(encoding="utf-8")
+# the checkout's C sources (a test run against an installed wheel has none
+# beside the package)
+SRC = Path(__file__).resolve().parents[1] / "blosckit" / "native" / "src"
+TEXT = (SRC / cheader.HEADER_PATH.name).read_text(encoding="utf-8")
 
 
 def _values(text: str) -> dict[str, int]:

@@ -309,8 +309,9 @@ def _run_workers(items, tmp_path: Path, problems: list[str]) -> list[dict]:
     forking per run of blobs; their summaries, failures added to ``problems``."""
     nworkers = 2
     parts = [items[k::nworkers] for k in range(nworkers)]
+    # the workers import the blosckit under test (a checkout or an installed wheel)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(Path(__file__).parent.parent), os.environ.get("PYTHONPATH", "")]))
+        [str(Path(blosckit.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]))
     procs = []
     for k, part in enumerate(parts):
         path = tmp_path / f"blobs{k}.pickle"

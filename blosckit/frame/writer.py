@@ -24,7 +24,7 @@ from ..formats import b2nd as fb
 from ..formats import chunk as fc
 from ..formats import frame as ff
 from ..formats import npy
-from .b2nd import b2nd_meta, chunk_data, iter_chunk_data
+from .b2nd import b2nd_meta, encoded_chunks
 from .build import FrameAssembler, _trailer_body
 from .shapes import default_shapes
 
@@ -32,6 +32,9 @@ __all__ = ["FrameWriter", "B2ndWriter", "compress_frame"]
 
 COPY_BYTES = 1 << 20          # piece size when a spooled frame is copied out
 _W = TypeVar("_W", bound="_Writer")
+# B2ndWriter: compressed chunks made per native call, bytes (memory stays
+# flat however large a row of the chunk grid)
+_WRITE_BATCH = 4 << 20
 
 
 class _Writer:
@@ -295,8 +298,9 @@ class B2ndWriter(_Writer):
     arrays hold them).  ``codec``, ``clevel``, ``filters`` and ``nthreads``
     as in :func:`~blosckit.frame.b2nd.compress_b2nd` (python-blosc2's
     defaults for arrays), whose bytes the writer repeats when the chunks
-    come in C order.  ``metalayers`` go after ``"b2nd"``.  Memory: one
-    chunk at a time and the index.  A context manager, as
+    come in C order.  ``metalayers`` go after ``"b2nd"``.  Memory: the
+    compressed chunks of a few MiB (at least ``nthreads`` chunks) and the
+    index.  A context manager, as
     :class:`FrameWriter`.
     """
 
@@ -354,8 +358,9 @@ class B2ndWriter(_Writer):
         if len(view) != want:
             raise ValueError(f"chunk {tuple(coords)} holds {math.prod(extent)} items of "
                              f"{self.typesize} bytes ({want} bytes), {len(view)} given")
-        data = chunk_data(view, extent, self.chunkshape, self.blockshape, self.typesize)[0]
-        self._frame.append_chunk(compress(data, **self._params), index=index)
+        # the chunk is the one chunk of an array of its extent
+        for chunk in self._encoded(view, extent):
+            self._frame.append_chunk(chunk, index=index)
         self._written[index] = 1
 
     def write(self, data) -> None:
@@ -403,11 +408,19 @@ class B2ndWriter(_Writer):
         if any(self._written[first:first + per]):
             raise ValueError(f"row {self._band} of the chunk grid holds chunks already "
                              "written by write_chunk")
-        for k, data in enumerate(iter_chunk_data(items, shape, self.chunkshape,
-                                                 self.blockshape, self.typesize)):
-            self._frame.append_chunk(compress(data, **self._params), index=first + k)
+        for k, chunk in enumerate(self._encoded(items, shape)):
+            self._frame.append_chunk(chunk, index=first + k)
             self._written[first + k] = 1
         self._band += 1
+
+    def _encoded(self, items, shape: tuple[int, ...]):
+        """The compressed chunks of an array of ``shape`` (a row of the chunk
+        grid, or one chunk) from its ``items``, a few MiB of them at a time."""
+        p = self._params
+        view = memoryview(items).cast("B") if len(items) else memoryview(b"")
+        return encoded_chunks(view, shape, self.chunkshape, self.blockshape, self.typesize,
+                              codec=p["codec"], clevel=p["clevel"], filters=p["filters"],
+                              nthreads=p["nthreads"], batch_bytes=_WRITE_BATCH)
 
     @property
     def frame_len(self) -> int | None:

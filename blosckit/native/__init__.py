@@ -22,7 +22,7 @@ __all__ = [
     "delta_encode_into", "delta_decode_into",
     "bytedelta_encode_into", "bytedelta_decode_into", "trunc_prec_into",
     "decode_chunk", "encode_blocks", "make_codec_table", "decompress_fast",
-    "decompress_fast_into", "copy_runs", "plain_chunks",
+    "decompress_fast_into", "copy_runs", "b2nd_read", "plain_chunks",
 ]
 
 _LEVELS = ("scalar", "sse2", "avx2")
@@ -444,6 +444,62 @@ def encode_blocks(src, *, nbytes, blocksize, typesize, version, split, detect_ru
     return out, cap, list(sizes), list(needs)
 
 
+def encode_array_chunks(array, *, shape, chunkshape, blockshape, first, count, headers,
+                        overhead, destsize, raw_only, nbytes, blocksize, typesize, version,
+                        split, detect_runs, pipeline, codec_kind, clevel, codec_param,
+                        codec_fns=None, nthreads=1):
+    """Encode chunks ``first`` .. ``first + count - 1`` (chunk grid in C
+    order) of a b2nd array, each whole (``nbytes``: its padded size),
+    straight from ``array`` (bytes-like, the items in C order; shapes in
+    items, at most 16 dimensions).
+
+    A chunk inside the array whose blocks span all but the first dimension
+    whole is a slice of it, read in place.  ``headers``: the regular, the
+    raw and the zeros special chunk header, ``overhead`` bytes each (the
+    first two get their cbytes); ``destsize``: the budget a chunk may not
+    pass; ``raw_only``: every chunk stored raw.  The other parameters as
+    :func:`encode_blocks`.  Returns ``(out, cap, sizes)``: chunk
+    ``first + j`` is ``out[j * cap : j * cap + sizes[j]]``.  ValueError when
+    a chunk cannot be encoded or the shapes do not fit the buffers,
+    MemoryError when no worker could allocate its buffers."""
+    nblocks = -(-nbytes // blocksize)
+    cap = max(destsize, overhead + nbytes)
+    if len(headers) != 3 * overhead or len(shape) > _lib.BK_ARRAY_MAX_DIM:
+        raise ValueError("encode_array_chunks: three headers of overhead bytes, at most "
+                         f"{_lib.BK_ARRAY_MAX_DIM} dimensions")
+    # uninitialised: a slot's pages past its chunk are never touched
+    out_c = _new_uncleared("uint8_t[]", max(cap * count, 1))
+    sizes = _ffi.new("int32_t[]", max(count, 1))
+    a = _ffi.new("bk_array_encoder *")
+    e = a.enc
+    e.nbytes, e.blocksize, e.typesize, e.nblocks = nbytes, blocksize, typesize, nblocks
+    e.version, e.split, e.detect_runs = version, int(split), int(detect_runs)
+    e.nfilters = len(pipeline)
+    for k, (fid, meta) in enumerate(pipeline):
+        e.filter_ids[k] = fid
+        e.filter_metas[k] = meta & _META_ITEM_MASK
+    e.codec_kind, e.clevel, e.codec_param = codec_kind, clevel, codec_param
+    for name, addr in (codec_fns or {}).items():
+        setattr(e, name, _ffi.cast("void *", addr))
+    a.ndim = len(shape)
+    a.shape[0:len(shape)] = shape
+    a.chunkshape[0:len(shape)] = chunkshape
+    a.blockshape[0:len(shape)] = blockshape
+    a.first = first
+    h, src = _rd(headers), _rd(array)
+    a.overhead, a.destsize, a.raw_only = overhead, destsize, int(raw_only)
+    a.headers, a.array, a.array_len = h, src, len(src)
+    a.out, a.chunk_cap, a.sizes = out_c, cap, sizes
+    rc = _lib.bk_encode_array_chunks(a, count, int(nthreads))
+    del h, src                  # kept alive until the call returned
+    if rc == -2:
+        raise MemoryError("encode_array_chunks: no worker could allocate its buffers")
+    if rc != 0:
+        raise ValueError("encode_array_chunks: a chunk could not be encoded, or the shapes "
+                         "do not fit the buffers")
+    return memoryview(_ffi.buffer(out_c)), cap, list(sizes)[:count]
+
+
 # ------------------------------------------------- one-call chunk decoding
 
 # the codec format of each codec the fast path decodes -> the codec id
@@ -646,3 +702,52 @@ def decompress_fast_into(src, dst, table, nthreads: int = 1):
     if rc == _NOMEM:
         raise MemoryError("decompress_fast_into: no worker could allocate its buffers")
     return None
+
+
+# ------------------------------------------------ b2nd arrays, block by block
+
+_b2nd_read = _lib.bk_b2nd_read
+_NEW_JOB = "bk_b2nd_job *"
+
+
+def b2nd_read(section, offsets, bases, plans, block_runs, runs, out, table, *,
+              nblocks: int, block_bytes: int, base_shift: int = 0,
+              nthreads: int = 1, decode_all: bool = False) -> tuple[bytearray, int]:
+    """Decode b2nd chunks block by block into ``out`` (see b2ndread.c).
+
+    Chunk ``i`` starts at ``section[offsets[i]:]`` (``offsets``: int64, as a
+    frame's index stores them) and holds ``nblocks`` blocks of
+    ``block_bytes`` bytes; its plan ``plans[i]`` (int32) names which
+    ``runs`` (``array('q')``, six per run as :func:`copy_runs`, chunk
+    offsets in the chunk) block ``j`` sends where: ``block_runs[p * (nblocks
+    + 1) + j]`` to the next entry; output offsets move by ``bases[i] +
+    base_shift``; ``decode_all``: the blocks without runs are decoded too
+    (into scratch: a whole read checks every block); ``out`` None: the chunks are checked, nothing decoded.
+    Returns one status byte per chunk (``CHECK_OK``; any
+    other: the caller reads that chunk itself) and the number of blocks
+    read.  ValueError when a run leaves its block or ``out`` (nothing
+    written); MemoryError."""
+    n = len(plans)
+    if len(bases) != n or len(offsets) < 8 * n:
+        raise ValueError("b2nd_read: one offset, base and plan per chunk")
+    status = bytearray(n)
+    j = _ffi.new(_NEW_JOB)
+    s = _rd(section)
+    o = _NULL if out is None else _wr(out)
+    keep = (_ffi.from_buffer("int64_t[]", offsets), _ffi.from_buffer("int64_t[]", bases),
+            _ffi.from_buffer("int32_t[]", plans), _ffi.from_buffer("int32_t[]", block_runs),
+            _ffi.from_buffer("int64_t[]", runs), _ffi.from_buffer("uint8_t[]", status))
+    j.section, j.section_len = s, len(s)
+    j.offsets, j.bases, j.chunk_plan, j.block_runs, j.runs, j.status = keep
+    j.nchunks, j.nblocks, j.block_bytes, j.base_shift = n, nblocks, block_bytes, base_shift
+    j.nplans = len(block_runs) // (nblocks + 1)
+    j.nruns = len(runs) // 6
+    j.out, j.out_len, j.table = o, 0 if out is None else len(o), table
+    j.decode_all = int(decode_all)
+    rc = _b2nd_read(j, int(nthreads))
+    del s, o, keep
+    if rc == -2:
+        raise MemoryError("b2nd_read: no worker could allocate its buffers")
+    if rc != 0:
+        raise ValueError("b2nd_read: a run leaves its block or the output")
+    return status, int(j.blocks_read)

@@ -8,6 +8,7 @@ works from a checkout).
 import glob
 import os
 import re
+import sys
 
 import cffi
 
@@ -19,8 +20,6 @@ SRC_DIR = os.path.join(HERE, "src")
 def _rel(path):
     """Path relative to the project root (some setuptools/cffi versions reject absolute ones)."""
     return os.path.relpath(path, ROOT).replace(os.sep, "/")
-
-
 
 
 def _read(name):
@@ -37,6 +36,14 @@ CDEF = LAYOUT_DEFINES + "\n" + _read("blosckit_api.h")
 
 SOURCES = sorted(glob.glob(os.path.join(SRC_DIR, "*.c")))
 
+# setuptools compiles with MSVC on Windows (C11 for _Static_assert; threads
+# from the Windows API, bk_threads.h), else with GCC or Clang (POSIX threads)
+if sys.platform == "win32":
+    COMPILE_ARGS, LINK_ARGS = ["/O2", "/std:c11"], []
+else:
+    COMPILE_ARGS = ["-O3", "-std=gnu99", "-fno-strict-aliasing", "-pthread"]
+    LINK_ARGS = ["-pthread"]
+
 
 def make_builder(sources):
     builder = cffi.FFI()
@@ -46,10 +53,10 @@ def make_builder(sources):
         '#include "blosckit_native.h"',
         sources=sources,
         include_dirs=[SRC_DIR],
-        extra_compile_args=["-O3", "-std=gnu99", "-fno-strict-aliasing", "-pthread"],
+        extra_compile_args=COMPILE_ARGS,
         # BLOSCKIT_NO_SIMD=1 builds the portable path only (what non-x86 gets)
         define_macros=[("BK_NO_SIMD", "1")] if os.environ.get("BLOSCKIT_NO_SIMD") else [],
-        extra_link_args=["-pthread"],
+        extra_link_args=LINK_ARGS,
     )
     return builder
 

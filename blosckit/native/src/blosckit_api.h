@@ -106,6 +106,26 @@ typedef struct {
 /* 0, BK_EPARAM (-1) when a block cannot be encoded, BK_ENOMEM (-2) */
 int bk_encode_blocks(const bk_encoder *e, int nthreads);
 
+/* chunkenc.c: chunks first .. first + count - 1 of a b2nd array (grid in C
+ * order), gathered from the array's items and encoded whole (see the file).
+ * headers: the regular, raw and zeros special chunk headers, overhead
+ * bytes each (the first two get their cbytes). */
+#define BK_ARRAY_MAX_DIM 16
+typedef struct {
+  bk_encoder enc;            /* one chunk's parameters; src, out, sizes, needs unused */
+  int32_t ndim;
+  int64_t shape[BK_ARRAY_MAX_DIM], chunkshape[BK_ARRAY_MAX_DIM], blockshape[BK_ARRAY_MAX_DIM];
+  int32_t first;
+  int32_t overhead, destsize, raw_only;
+  const uint8_t *headers;
+  const uint8_t *array;      /* the items in C order */
+  size_t array_len;
+  uint8_t *out;              /* one slot of chunk_cap bytes per chunk */
+  int64_t chunk_cap;
+  int32_t *sizes;            /* per chunk: its length in its slot */
+} bk_array_encoder;
+int bk_encode_array_chunks(const bk_array_encoder *a, int32_t nchunks, int nthreads);
+
 /* parallel.c, tests only: make the next `count` worker set-ups fail as if
  * out of memory (0 turns it off) */
 void bk_test_fail_worker_setups(int count);
@@ -168,6 +188,47 @@ void bk_decode_chunks(const uint8_t *section, int64_t len, const int64_t *offset
                       int32_t chunksize, int64_t last_nbytes, const bk_codec_table *table,
                       int nthreads, uint8_t *dst, uint8_t *status);
 int bk_beyond_divergences(const uint8_t *chunk, size_t len);
+
+/* fastpath.c: the checks of bk_fast_decompress without decoding; on
+ * BK_FAST_DONE, c is ready for bk_decode_block_to (its dst unset), body
+ * says how the data are stored (memcpyed: at src + BK_CHUNK_EXTENDED_END)
+ * and stored_blocksize is the header's (c->blocksize is clamped to nbytes). */
+enum { BK_BODY_EMPTY = 0, BK_BODY_MEMCPYED = 1, BK_BODY_BLOCKS = 2 };
+int bk_fast_prepare(const uint8_t *src, size_t srclen, int32_t max_nbytes,
+                    const bk_codec_table *table, bk_chunk *c, int *body,
+                    int32_t *stored_blocksize);
+/* chunkdec.c: block j of a checked chunk into dst (s1, s2: blocksize bytes
+ * of scratch each); 0, or -1 when the block does not decode.  Not with
+ * delta (its blocks refer to c->dst). */
+int bk_decode_block_to(const bk_chunk *c, int32_t j, uint8_t *dst, uint8_t *s1, uint8_t *s2,
+                       void *zctx);
+
+/* b2ndread.c: chunks of a b2nd array decoded block by block straight into
+ * the array (or a region of it), parallel over blocks (see the file). */
+typedef struct {
+  const uint8_t *section;    /* chunk i starts at section + offsets[i] */
+  int64_t section_len;
+  const int64_t *offsets;    /* nchunks entries; the special bit: left to Python */
+  int32_t nchunks;
+  int32_t nblocks;           /* blocks per chunk */
+  int32_t block_bytes;       /* every chunk holds nblocks blocks of this size */
+  const int64_t *bases;      /* per chunk: its runs' output offsets move by this */
+  int64_t base_shift;        /* added to every base */
+  const int32_t *chunk_plan; /* per chunk: the index of its plan */
+  const int32_t *block_runs; /* per plan, nblocks + 1 run indexes: block j's runs */
+  int32_t nplans;
+  const int64_t *runs;       /* six int64 each, as copy_runs (chunk offsets in the chunk) */
+  int64_t nruns;
+  uint8_t *out;
+  int64_t out_len;
+  const bk_codec_table *table;
+  int decode_all;            /* decode the blocks without runs too (into scratch) */
+  uint8_t *status;           /* out, per chunk: BK_CHECK_OK, _PYTHON or _SPECIAL */
+  int64_t blocks_read;       /* out: blocks decoded (or copied, memcpyed) */
+} bk_b2nd_job;
+/* 0; BK_EPARAM when the plan leaves a block or the output (nothing
+ * written then); BK_ENOMEM.  out NULL: each chunk's status only. */
+int bk_b2nd_read(bk_b2nd_job *job, int nthreads);
 
 /* framebuild.c: the leading run of n chunks a fixed-size frame stores as
  * they are (heads: each chunk's first BK_CHUNK_EXTENDED_END bytes, end to

@@ -19,6 +19,7 @@
 #define BK_EPARAM (-1)
 #define BK_ENOMEM (-2)
 
+#include "bk_port.h"
 #include "blosckit_layout.h"
 #include "blosckit_api.h"
 
@@ -77,10 +78,18 @@ int32_t bk_parallel_blocks(bk_block_fn fn, void *arg, int32_t first, int32_t cou
 void bk_shuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
 void bk_unshuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
 
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(BK_NO_SIMD)
+/* The SSE2 and AVX2 paths: built on x86 (MSVC: x64 only, whose intrinsics
+ * need no target flag), chosen at run time by cpu.c. */
+#if (defined(__x86_64__) || defined(__i386__) || (defined(_M_X64) && !defined(_M_ARM64EC))) && \
+    !defined(BK_NO_SIMD)
 #define BK_X86 1
+#if defined(__GNUC__) || defined(__clang__)
 #define BK_SSE2_FN __attribute__((target("sse2")))
 #define BK_AVX2_FN __attribute__((target("avx2")))
+#else
+#define BK_SSE2_FN
+#define BK_AVX2_FN
+#endif
 #endif
 
 #endif

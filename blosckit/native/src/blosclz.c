@@ -136,8 +136,8 @@ static inline size_t match_end(const uint8_t *in, size_t pos, size_t dist, size_
         memcpy(&b, in + pos - dist, 8);
         uint64_t diff = a ^ b;
         if (diff != 0) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            pos += (size_t)__builtin_ctzll(diff) / 8;
+#if defined(BK_LITTLE_ENDIAN)
+            pos += (size_t)bk_ctz64(diff) / 8;
 #else
             while (in[pos] == in[pos - dist]) pos++;
 #endif

@@ -98,9 +98,10 @@ static int run_filters(const bk_chunk *c, int32_t j, uint8_t *cur, uint8_t *dst,
   return 0;
 }
 
-static int decode_block(const bk_chunk *c, int32_t j, uint8_t *s1, uint8_t *s2, void *zctx) {
+/* Block j into dst (s1, s2: the filters' scratch, blocksize bytes each). */
+int bk_decode_block_to(const bk_chunk *c, int32_t j, uint8_t *dst, uint8_t *s1, uint8_t *s2,
+                       void *zctx) {
   int32_t bsize = block_len(c, j);
-  uint8_t *dst = c->dst + (int64_t)(j - c->first) * c->blocksize;
   int leftover = bsize != c->blocksize;
   int32_t nstreams = (c->split && !leftover) ? c->typesize : 1;
   int32_t neblock = bsize / nstreams;
@@ -140,7 +141,9 @@ static int decode_block(const bk_chunk *c, int32_t j, uint8_t *s1, uint8_t *s2, 
 }
 
 static int decode_one(void *arg, bk_worker *w, int32_t j) {
-  return decode_block((const bk_chunk *)arg, j, w->s1, w->s2, w->ctx);
+  const bk_chunk *c = (const bk_chunk *)arg;
+  return bk_decode_block_to(c, j, c->dst + (int64_t)(j - c->first) * c->blocksize, w->s1, w->s2,
+                            w->ctx);
 }
 
 /* Decode blocks [first, first + count) of the chunk (count 0: all of them)

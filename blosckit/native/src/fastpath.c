@@ -193,49 +193,89 @@ static int layout_ok(const uint8_t *src, const bk_header *h, layout *L)
     return 1;
 }
 
+/* The chunk as chunkdec.c's decoder takes it (no dst yet). */
+static void fill_chunk(const uint8_t *src, const bk_header *h, const layout *L,
+                       const bk_codec_entry *e, bk_chunk *c)
+{
+    memset(c, 0, sizeof *c);
+    c->src = src;
+    c->cbytes = h->cbytes;
+    c->bstarts_le = src + BK_CHUNK_EXTENDED_END;
+    c->nblocks = L->nblocks;
+    c->nbytes = h->nbytes;
+    c->blocksize = L->blocksize;
+    c->typesize = h->typesize;
+    c->version = h->version;
+    c->split = L->split;
+    c->token_follows = h->version >= BK_CHUNK_TOKEN_MIN_VERSION;
+    /* decode order: last slot first */
+    for (int slot = BK_CHUNK_EXTENDED_FILTERS_COUNT - 1; slot >= 0; slot--) {
+        int id = h->filters[slot];
+        if (id == BK_FILTER_NOFILTER || id == BK_FILTER_TRUNC_PREC)
+            continue;                   /* nothing to undo */
+        c->filter_ids[c->nfilters] = (uint8_t)id;
+        c->filter_metas[c->nfilters] = h->filters_meta[slot];
+        c->nfilters++;
+        if (id == BK_FILTER_DELTA)
+            c->uses_delta = 1;
+    }
+    c->codec_kind = e->kind;
+    c->fn = e->fn;
+    c->fn_dict = e->fn_dict;
+    c->fn_error = e->fn_error;
+    c->fn_new = e->fn_new;
+    c->fn_free = e->fn_free;
+    c->fn_begin = e->fn_begin;
+    c->fn_end = e->fn_end;
+    c->dict = L->dict;
+    c->dictlen = L->dictlen;
+}
+
 /* Decode the blocks with chunkdec.c; a BK_FAST_* status. */
 static int decode_blocks(const uint8_t *src, const bk_header *h, const layout *L,
                          const bk_codec_entry *e, uint8_t *dst, int nthreads)
 {
     bk_chunk c;
     int32_t rc;
-    memset(&c, 0, sizeof c);
-    c.src = src;
-    c.cbytes = h->cbytes;
-    c.bstarts_le = src + BK_CHUNK_EXTENDED_END;
-    c.nblocks = L->nblocks;
-    c.nbytes = h->nbytes;
-    c.blocksize = L->blocksize;
-    c.typesize = h->typesize;
-    c.version = h->version;
-    c.split = L->split;
-    c.token_follows = h->version >= BK_CHUNK_TOKEN_MIN_VERSION;
-    /* decode order: last slot first */
-    for (int slot = BK_CHUNK_EXTENDED_FILTERS_COUNT - 1; slot >= 0; slot--) {
-        int id = h->filters[slot];
-        if (id == BK_FILTER_NOFILTER || id == BK_FILTER_TRUNC_PREC)
-            continue;                   /* nothing to undo */
-        c.filter_ids[c.nfilters] = (uint8_t)id;
-        c.filter_metas[c.nfilters] = h->filters_meta[slot];
-        c.nfilters++;
-        if (id == BK_FILTER_DELTA)
-            c.uses_delta = 1;
-    }
-    c.codec_kind = e->kind;
-    c.fn = e->fn;
-    c.fn_dict = e->fn_dict;
-    c.fn_error = e->fn_error;
-    c.fn_new = e->fn_new;
-    c.fn_free = e->fn_free;
-    c.fn_begin = e->fn_begin;
-    c.fn_end = e->fn_end;
-    c.dict = L->dict;
-    c.dictlen = L->dictlen;
+    fill_chunk(src, h, L, e, &c);
     c.dst = dst;
     rc = bk_decode_chunk(&c, nthreads < 1 ? 1 : nthreads);
     if (rc == -1)
         return BK_FAST_DONE;
     return rc == BK_DECODE_NOMEM ? BK_FAST_NOMEM : BK_FAST_REJECTED;
+}
+
+/* Header, codec and layout checked (the reader's rules): BK_FAST_DONE
+ * with h, L and *e filled, else DECLINED or REJECTED. */
+static int checked(const uint8_t *src, size_t srclen, int32_t max_nbytes,
+                   const bk_codec_table *table, bk_header *h, layout *L,
+                   const bk_codec_entry **e)
+{
+    if (bk_read_header(src, srclen, h) == 0)
+        return BK_FAST_REJECTED;   /* shorter than its header: H1 or H7 */
+    *e = handled(h, table);
+    if (*e == NULL)
+        return BK_FAST_DECLINED;
+    if (!header_ok(h, srclen, max_nbytes) || !layout_ok(src, h, L))
+        return BK_FAST_REJECTED;
+    return BK_FAST_DONE;
+}
+
+int bk_fast_prepare(const uint8_t *src, size_t srclen, int32_t max_nbytes,
+                    const bk_codec_table *table, bk_chunk *c, int *body,
+                    int32_t *stored_blocksize)
+{
+    bk_header h;
+    layout L;
+    const bk_codec_entry *e = NULL;
+    int rc = checked(src, srclen, max_nbytes, table, &h, &L, &e);
+    if (rc != BK_FAST_DONE)
+        return rc;
+    fill_chunk(src, &h, &L, e, c);
+    *stored_blocksize = h.blocksize;     /* c's is clamped to nbytes */
+    *body = L.kind == BODY_MEMCPYED ? BK_BODY_MEMCPYED
+            : L.kind == BODY_EMPTY ? BK_BODY_EMPTY : BK_BODY_BLOCKS;
+    return BK_FAST_DONE;
 }
 
 int bk_fast_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t dstlen,
@@ -244,16 +284,13 @@ int bk_fast_decompress(const uint8_t *src, size_t srclen, uint8_t *dst, size_t d
 {
     bk_header h;
     layout L;
-    const bk_codec_entry *e;
+    const bk_codec_entry *e = NULL;
+    int rc;
     if (nbytes != NULL)
         *nbytes = -1;
-    if (bk_read_header(src, srclen, &h) == 0)
-        return BK_FAST_REJECTED;   /* shorter than its header: H1 or H7 */
-    e = handled(&h, table);
-    if (e == NULL)
-        return BK_FAST_DECLINED;
-    if (!header_ok(&h, srclen, max_nbytes) || !layout_ok(src, &h, &L))
-        return BK_FAST_REJECTED;
+    rc = checked(src, srclen, max_nbytes, table, &h, &L, &e);
+    if (rc != BK_FAST_DONE)
+        return rc;
     if (nbytes != NULL)
         *nbytes = h.nbytes;
     if (dst == NULL)

@@ -133,8 +133,8 @@ int bk_trunc_prec(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize,
         for (size_t i = 0; i < n; i++) {
             uint32_t v;
             memcpy(&v, src + 4 * i, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            v = __builtin_bswap32(__builtin_bswap32(v) & keep);
+#if defined(BK_BIG_ENDIAN)
+            v = bk_bswap32(bk_bswap32(v) & keep);
 #else
             v &= keep;
 #endif
@@ -145,8 +145,8 @@ int bk_trunc_prec(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize,
         for (size_t i = 0; i < n; i++) {
             uint64_t v;
             memcpy(&v, src + 8 * i, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            v = __builtin_bswap64(__builtin_bswap64(v) & keep);
+#if defined(BK_BIG_ENDIAN)
+            v = bk_bswap64(bk_bswap64(v) & keep);
 #else
             v &= keep;
 #endif

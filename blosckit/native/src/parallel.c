@@ -9,10 +9,10 @@
  * the whole run reported as out of memory (BK_DECODE_NOMEM), so that the
  * caller does not mistake it for corrupt data.
  */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "blosckit_native.h"
+#include "bk_threads.h"
 
 typedef struct {
   bk_block_fn run;
@@ -26,27 +26,23 @@ typedef struct {
 } loop_state;
 
 /* tests only: how many upcoming worker set-ups to fail on purpose */
-static int fail_setups = 0;
+static int32_t fail_setups = 0;
 
 void bk_test_fail_worker_setups(int count) {
-  __atomic_store_n(&fail_setups, count, __ATOMIC_SEQ_CST);
+  bk_atomic_store(&fail_setups, count);
 }
 
 static int forced_failure(void) {
-  int left = __atomic_load_n(&fail_setups, __ATOMIC_RELAXED);
+  int32_t left = bk_atomic_load(&fail_setups);
   while (left > 0) {
-    if (__atomic_compare_exchange_n(&fail_setups, &left, left - 1, 0, __ATOMIC_SEQ_CST,
-                                    __ATOMIC_RELAXED))
-      return 1;
+    if (bk_atomic_cas(&fail_setups, &left, left - 1)) return 1;
   }
   return 0;
 }
 
 static void note_failure(loop_state *L, int32_t j) {
-  int32_t seen = __atomic_load_n(&L->failed, __ATOMIC_RELAXED);
-  while (j < seen &&
-         !__atomic_compare_exchange_n(&L->failed, &seen, j, 0, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
+  int32_t seen = bk_atomic_load(&L->failed);
+  while (j < seen && !bk_atomic_cas(&L->failed, &seen, j)) {
   }
 }
 
@@ -70,10 +66,11 @@ typedef struct {
   size_t scratch;             /* bytes in each of s1, s2 */
 } kept_state;
 
-static pthread_key_t kept_key;
-static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+static bk_tls_key kept_key;
+static int kept_key_made = 0;
+static bk_once_flag kept_once = BK_ONCE_INIT;
 
-static void release_kept(void *p) {
+BK_TLS_DESTRUCTOR(release_kept, p) {
   kept_state *kept = (kept_state *)p;
   for (int i = 0; i < BK_CACHED_CONTEXTS; i++)
     if (kept->contexts[i].ctx != NULL) kept->contexts[i].drop(kept->contexts[i].ctx);
@@ -82,15 +79,18 @@ static void release_kept(void *p) {
   free(kept);
 }
 
-static void make_kept_key(void) { pthread_key_create(&kept_key, release_kept); }
+BK_ONCE_BODY(make_kept_key) {
+  kept_key_made = bk_tls_create(&kept_key, release_kept) == 0;
+}
 
 static kept_state *this_thread(void) {
   kept_state *kept;
-  pthread_once(&kept_once, make_kept_key);
-  kept = (kept_state *)pthread_getspecific(kept_key);
+  bk_once(&kept_once, make_kept_key);
+  if (!kept_key_made) return NULL;   /* the caller then sets up afresh each call */
+  kept = (kept_state *)bk_tls_get(kept_key);
   if (kept == NULL) {
     kept = (kept_state *)calloc(1, sizeof(kept_state));
-    if (kept == NULL || pthread_setspecific(kept_key, kept) != 0) {
+    if (kept == NULL || bk_tls_set(kept_key, kept) != 0) {
       free(kept);
       return NULL;
     }
@@ -158,7 +158,7 @@ static void run_worker(loop_state *L, int caller) {
   }
   /* an unready worker claims nothing: a ready one, if any, takes its share */
   while (ready) {
-    int32_t j = __atomic_fetch_add(&L->next, 1, __ATOMIC_RELAXED);
+    int32_t j = bk_atomic_fetch_add(&L->next, 1);
     if (j >= L->count) break;
     if (L->run(L->arg, &w, j) != 0) note_failure(L, j);
   }
@@ -169,15 +169,15 @@ static void run_worker(loop_state *L, int caller) {
   }
 }
 
-static void *loop_worker(void *p) {
+BK_THREAD_BODY(loop_worker, p) {
   run_worker((loop_state *)p, 0);
-  return NULL;
+  return BK_THREAD_DONE;
 }
 
 int32_t bk_parallel_blocks(bk_block_fn run, void *arg, int32_t first, int32_t count,
                            int nthreads, size_t scratch, void *ctx_new, void *ctx_free) {
   loop_state L;
-  pthread_t tids[BK_MAX_THREADS];
+  bk_thread tids[BK_MAX_THREADS];
   int started = 0;
   if (first >= count) return -1;
   L.run = run;
@@ -191,13 +191,13 @@ int32_t bk_parallel_blocks(bk_block_fn run, void *arg, int32_t first, int32_t co
   if (nthreads > BK_MAX_THREADS) nthreads = BK_MAX_THREADS;
   if (nthreads > count - first) nthreads = count - first;
   for (int t = 1; t < nthreads; t++) {
-    if (pthread_create(&tids[started], NULL, loop_worker, &L) != 0) break;
+    if (bk_thread_start(&tids[started], loop_worker, &L) != 0) break;
     started++;
   }
   run_worker(&L, 1);
-  for (int t = 0; t < started; t++) pthread_join(tids[t], NULL);
+  for (int t = 0; t < started; t++) bk_thread_join(tids[t]);
   /* every ready worker runs until the counter passes count, so an unclaimed
      block means that no worker got ready */
-  if (__atomic_load_n(&L.next, __ATOMIC_RELAXED) < count) return BK_DECODE_NOMEM;
+  if (bk_atomic_load(&L.next) < count) return BK_DECODE_NOMEM;
   return L.failed == count ? -1 : L.failed;
 }

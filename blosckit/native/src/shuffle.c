@@ -15,7 +15,7 @@
 #include <immintrin.h>
 #endif
 
-#define BK_INLINE static inline __attribute__((always_inline))
+#define BK_INLINE BK_FORCE_INLINE
 #define TILE_ELEMS 256
 #define BURST_ELEMS 1024
 #define STREAM_MIN_BYTES ((size_t)8 << 20) /* bigger than any last-level cache slice */
@@ -239,7 +239,7 @@ BK_AVX2_FN BK_INLINE size_t avx2_shuffle_pow2(const uint8_t *src, uint8_t *dst, 
     if (ts >= 8 && n * ts >= STREAM_MIN_BYTES && n % 32 == 0) {
         /* Many streams: build a tile in a small buffer, then write each stream
          * out in one non-temporal burst (one write-combining stream at a time). */
-        uint8_t tile[BURST_ELEMS * 16] __attribute__((aligned(32)));
+        BK_ALIGN(32) uint8_t tile[BURST_ELEMS * 16];
         size_t lead = (32 - ((uintptr_t)dst & 31)) & 31;
         scalar_shuffle_range(src, dst, n, ts, 0, lead);
         for (i = lead; i + BURST_ELEMS <= n; i += BURST_ELEMS) {
