@@ -46,7 +46,6 @@ typedef CONDITION_VARIABLE bk_cond;
 #define BK_COND_INIT CONDITION_VARIABLE_INIT
 static inline void bk_mutex_lock(bk_mutex *m) { AcquireSRWLockExclusive(m); }
 static inline void bk_mutex_unlock(bk_mutex *m) { ReleaseSRWLockExclusive(m); }
-static inline int bk_mutex_trylock(bk_mutex *m) { return TryAcquireSRWLockExclusive(m) ? 0 : -1; }
 static inline void bk_cond_wait(bk_cond *c, bk_mutex *m) {
   SleepConditionVariableSRW(c, m, INFINITE, 0);
 }
@@ -98,7 +97,6 @@ typedef pthread_cond_t bk_cond;
 #define BK_COND_INIT PTHREAD_COND_INITIALIZER
 static inline void bk_mutex_lock(bk_mutex *m) { pthread_mutex_lock(m); }
 static inline void bk_mutex_unlock(bk_mutex *m) { pthread_mutex_unlock(m); }
-static inline int bk_mutex_trylock(bk_mutex *m) { return pthread_mutex_trylock(m) == 0 ? 0 : -1; }
 static inline void bk_cond_wait(bk_cond *c, bk_mutex *m) { pthread_cond_wait(c, m); }
 static inline void bk_cond_broadcast(bk_cond *c) { pthread_cond_broadcast(c); }
 static inline int bk_at_fork_child(void (*fn)(void)) {

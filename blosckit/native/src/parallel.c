@@ -243,7 +243,8 @@ BK_THREAD_BODY(pool_thread, unused) {
 static int pool_post(loop_state *L, int helpers) {
   if (!bk_atomic_load(&pool_enabled)) return 0;
   bk_once(&pool_once, pool_setup);
-  if (bk_mutex_trylock(&pool.lock) != 0) return 0;
+  /* the lock is only held for moments (a busy pool is the `busy` flag) */
+  bk_mutex_lock(&pool.lock);
   if (pool.busy) {
     bk_mutex_unlock(&pool.lock);
     return 0;
