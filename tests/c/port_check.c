@@ -10,10 +10,7 @@
  *   lowest failing index, survives failed worker set-ups, and reports
  *   BK_DECODE_NOMEM when no worker could start;
  * - the calling thread's kept codec context is released when that thread
- *   ends (the thread-local destructor: pthread keys, or FLS on Windows);
- * - the thread pool keeps its threads' contexts across calls, and calls
- *   from several threads at once (one gets the pool, the others start
- *   threads of their own) each visit every index once.
+ *   ends (the thread-local destructor: pthread keys, or FLS on Windows).
  *
  * Prints one line per group and "port_check: ok"; exits 1 on the first
  * mismatch.  The sources are compiled together with the native layer's.
@@ -179,54 +176,11 @@ static void check_kept_state(void) {
   printf("kept state: %d contexts made, all freed at thread exit\n", made);
 }
 
-/* Several threads each running loops on 2 threads at once. */
-typedef struct {
-  int32_t visits[3000];
-  int bad;
-} pool_arg;
-
-BK_THREAD_BODY(loops_in_parallel, p) {
-  pool_arg *a = (pool_arg *)p;
-  visit_arg v = {a->visits, -1};
-  for (int round = 0; round < 50; round++) {
-    memset(a->visits, 0, sizeof a->visits);
-    if (bk_parallel_blocks(visit, &v, 0, 3000, 2, 64, (void *)ctx_new, (void *)ctx_free) != -1)
-      a->bad++;
-    for (int j = 0; j < 3000; j++) a->bad += a->visits[j] != 1;
-  }
-  return BK_THREAD_DONE;
-}
-
-static void check_pool(void) {
-  static int32_t visits[5000];
-  static pool_arg args[4];
-  visit_arg a = {visits, -1};
-  bk_thread t[4];
-  /* the pool has started its threads (and they their contexts) above */
-  bk_parallel_blocks(visit, &a, 0, 5000, 4, 64, (void *)ctx_new, (void *)ctx_free);
-  int32_t made0 = bk_atomic_load(&contexts_made);
-  for (int round = 0; round < 20; round++) {
-    memset(visits, 0, sizeof visits);
-    CHECK(bk_parallel_blocks(visit, &a, 0, 5000, 4, 64, (void *)ctx_new, (void *)ctx_free) == -1,
-          "pooled loop failed");
-    for (int32_t j = 0; j < 5000; j++) CHECK(visits[j] == 1, "pooled: index %d visited %d", j, visits[j]);
-  }
-  int32_t made = bk_atomic_load(&contexts_made) - made0;
-  /* at most one per pool thread that had none yet; threads started per
-     call would have made 60 */
-  CHECK(made < 8, "20 pooled calls on 4 threads made %d contexts", made);
-  for (int i = 0; i < 4; i++) CHECK(bk_thread_start(&t[i], loops_in_parallel, &args[i]) == 0, "start");
-  for (int i = 0; i < 4; i++) bk_thread_join(t[i]);
-  for (int i = 0; i < 4; i++) CHECK(args[i].bad == 0, "concurrent loops: %d errors in thread %d", args[i].bad, i);
-  printf("pool: %d contexts made by 20 calls, concurrent callers each complete\n", made);
-}
-
 int main(void) {
   check_shuffles();
   check_blosclz();
   check_block_loop();
   check_kept_state();
-  check_pool();
   if (failures) return 1;
   printf("port_check: ok\n");
   return 0;

@@ -10,9 +10,7 @@
  * runs when the thread exits (FLS on Windows: TLS has no destructor there);
  * the destructor is declared with BK_TLS_DESTRUCTOR(name, arg).  A one-time
  * initialiser is declared with BK_ONCE_BODY(name), a body returning nothing,
- * and run with bk_once(&flag, name).  A mutex and condition variables serve
- * the thread pool; bk_at_fork_child(fn) runs fn in the child of a fork()
- * (POSIX only: Windows has no fork), where no thread but the caller lives. */
+ * and run with bk_once(&flag, name). */
 #if defined(_WIN32)
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
@@ -33,26 +31,6 @@ static inline int bk_thread_start(bk_thread *t, bk_thread_fn fn, void *arg) {
 static inline void bk_thread_join(bk_thread t) {
   WaitForSingleObject(t, INFINITE);
   CloseHandle(t);
-}
-
-/* the pool's threads are never joined: detaching drops the handle */
-static inline void bk_thread_detach(bk_thread t) { CloseHandle(t); }
-
-/* A lock and condition variables for the thread pool (static initialisers,
- * nothing to destroy: the pool lives as long as the process). */
-typedef SRWLOCK bk_mutex;
-typedef CONDITION_VARIABLE bk_cond;
-#define BK_MUTEX_INIT SRWLOCK_INIT
-#define BK_COND_INIT CONDITION_VARIABLE_INIT
-static inline void bk_mutex_lock(bk_mutex *m) { AcquireSRWLockExclusive(m); }
-static inline void bk_mutex_unlock(bk_mutex *m) { ReleaseSRWLockExclusive(m); }
-static inline void bk_cond_wait(bk_cond *c, bk_mutex *m) {
-  SleepConditionVariableSRW(c, m, INFINITE, 0);
-}
-static inline void bk_cond_broadcast(bk_cond *c) { WakeAllConditionVariable(c); }
-static inline int bk_at_fork_child(void (*fn)(void)) {
-  (void)fn;
-  return 0;
 }
 
 typedef DWORD bk_tls_key;
@@ -88,20 +66,6 @@ static inline int bk_thread_start(bk_thread *t, bk_thread_fn fn, void *arg) {
   return pthread_create(t, NULL, fn, arg) == 0 ? 0 : -1;
 }
 static inline void bk_thread_join(bk_thread t) { pthread_join(t, NULL); }
-
-static inline void bk_thread_detach(bk_thread t) { pthread_detach(t); }
-
-typedef pthread_mutex_t bk_mutex;
-typedef pthread_cond_t bk_cond;
-#define BK_MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
-#define BK_COND_INIT PTHREAD_COND_INITIALIZER
-static inline void bk_mutex_lock(bk_mutex *m) { pthread_mutex_lock(m); }
-static inline void bk_mutex_unlock(bk_mutex *m) { pthread_mutex_unlock(m); }
-static inline void bk_cond_wait(bk_cond *c, bk_mutex *m) { pthread_cond_wait(c, m); }
-static inline void bk_cond_broadcast(bk_cond *c) { pthread_cond_broadcast(c); }
-static inline int bk_at_fork_child(void (*fn)(void)) {
-  return pthread_atfork(NULL, NULL, fn) == 0 ? 0 : -1;
-}
 
 typedef pthread_key_t bk_tls_key;
 #define BK_TLS_DESTRUCTOR(name, arg) static void name(void *arg)

@@ -109,9 +109,6 @@ int bk_encode_blocks(const bk_encoder *e, int nthreads);
 /* parallel.c, tests only: make the next `count` worker set-ups fail as if
  * out of memory (0 turns it off) */
 void bk_test_fail_worker_setups(int count);
-/* parallel.c, tests and benchmarks only: 0 makes every call start threads of
- * its own (as when the pool is busy), 1 (the default) uses the pool */
-void bk_test_use_pool(int on);
 
 /* fastpath.c: header, checks and decode of a common chunk in one call.
  *

@@ -1,14 +1,8 @@
 /* Block-parallel loop shared by the chunk decoder and encoder.
  *
- * Worker threads claim block indexes from one atomic counter.  The caller's
- * thread works too, so nthreads = 1 uses no other thread.  The helpers come
- * from a pool of threads that live as long as the process and keep their
- * scratch buffers and codec contexts from one call to the next, as the
- * calling thread does: starting a thread and making a zstd context (MBs of
- * tables to fault in) on every call cost about as much as compressing a
- * block.  The pool serves one call at a time; a call that finds it busy
- * (another Python thread compressing) starts threads of its own for that
- * call, as every call did before the pool.
+ * Worker threads claim block indexes from one atomic counter; each keeps its
+ * own scratch buffers and codec context for its whole life.  The caller's
+ * thread works too, so nthreads = 1 starts no thread at all.
  *
  * A worker that cannot get its scratch buffers or codec context claims no
  * block and leaves them to the others; only when no worker could start is
@@ -52,10 +46,9 @@ static void note_failure(loop_state *L, int32_t j) {
   }
 }
 
-/* The calling thread and the pool's threads keep their codec contexts and
- * scratch buffers from one call to the next: making a zstd context, or two
- * mallocs, cost as much as decoding a small chunk.  Threads started for one
- * call make their own.
+/* The calling thread keeps its codec contexts and its scratch buffers from
+ * one call to the next: making a zstd context, or two mallocs, cost as much
+ * as decoding a small chunk.  Threads started for one call make their own.
  * Scratch is kept only up to BK_KEPT_SCRATCH bytes, so a chunk claiming
  * huge blocks leaves nothing behind; everything is released when the
  * thread exits. */
@@ -144,12 +137,9 @@ static int kept_scratch(kept_state *kept, bk_worker *w, size_t size) {
   return 1;
 }
 
-/* Run blocks until the counter passes the end.  `keeps`: the thread keeps
- * its scratch and context for its next call (the caller and pool threads);
- * a thread started for this call only frees them when done. */
-static void run_worker(loop_state *L, int keeps) {
+static void run_worker(loop_state *L, int caller) {
   bk_worker w = {NULL, NULL, NULL};
-  kept_state *kept = keeps ? this_thread() : NULL;
+  kept_state *kept = caller ? this_thread() : NULL;
   int own_ctx = 0, own_scratch = 0;
   int ready = !forced_failure();
   if (ready && L->scratch && !(kept != NULL && kept_scratch(kept, &w, L->scratch))) {
@@ -184,105 +174,11 @@ BK_THREAD_BODY(loop_worker, p) {
   return BK_THREAD_DONE;
 }
 
-/* ------------------------------------------------------------ the pool
- * A call posts its loop as `job` under the lock and wakes the pool; up to
- * `wanted` threads join it.  When the caller has run out of blocks it closes
- * the job (no more joins: a thread that wakes late must not touch a loop
- * whose caller has returned) and waits for the threads that did join. */
-typedef struct {
-  bk_mutex lock;
-  bk_cond wake;          /* a job was posted */
-  bk_cond done;          /* a joined thread finished */
-  int busy;              /* a call holds the pool */
-  int threads;           /* pool threads started */
-  uint32_t generation;   /* counts posted jobs */
-  loop_state *job;
-  int wanted, joined, finished;
-} thread_pool;
-
-static thread_pool pool = {BK_MUTEX_INIT, BK_COND_INIT, BK_COND_INIT, 0, 0, 0, NULL, 0, 0, 0};
-static bk_once_flag pool_once = BK_ONCE_INIT;
-static int32_t pool_enabled = 1;
-
-void bk_test_use_pool(int on) { bk_atomic_store(&pool_enabled, on != 0); }
-
-/* In a forked child only the forking thread lives: the pool starts empty
- * (its lock may have been held by a thread that is gone). */
-static void pool_after_fork(void) {
-  thread_pool fresh = {BK_MUTEX_INIT, BK_COND_INIT, BK_COND_INIT, 0, 0, 0, NULL, 0, 0, 0};
-  pool = fresh;
-}
-
-BK_ONCE_BODY(pool_setup) { bk_at_fork_child(pool_after_fork); }
-
-BK_THREAD_BODY(pool_thread, unused) {
-  uint32_t seen;
-  (void)unused;
-  bk_mutex_lock(&pool.lock);
-  seen = pool.generation;    /* started for the job being posted now */
-  if (pool.job != NULL) seen--;
-  for (;;) {
-    while (pool.generation == seen) bk_cond_wait(&pool.wake, &pool.lock);
-    seen = pool.generation;
-    if (pool.job == NULL || pool.joined >= pool.wanted) continue;
-    pool.joined++;
-    {
-      loop_state *L = pool.job;
-      bk_mutex_unlock(&pool.lock);
-      run_worker(L, 1);
-      bk_mutex_lock(&pool.lock);
-    }
-    pool.finished++;
-    bk_cond_broadcast(&pool.done);
-  }
-  return BK_THREAD_DONE;
-}
-
-/* Post L to the pool for `helpers` threads, starting threads it lacks; 0
- * when the pool is busy (the caller then starts its own). */
-static int pool_post(loop_state *L, int helpers) {
-  if (!bk_atomic_load(&pool_enabled)) return 0;
-  bk_once(&pool_once, pool_setup);
-  /* the lock is only held for moments (a busy pool is the `busy` flag) */
-  bk_mutex_lock(&pool.lock);
-  if (pool.busy) {
-    bk_mutex_unlock(&pool.lock);
-    return 0;
-  }
-  pool.busy = 1;
-  pool.job = L;
-  pool.wanted = helpers;
-  pool.joined = pool.finished = 0;
-  pool.generation++;
-  while (pool.threads < helpers) {
-    bk_thread t;
-    if (bk_thread_start(&t, pool_thread, NULL) != 0) break;
-    bk_thread_detach(t);
-    pool.threads++;
-  }
-  if (pool.wanted > pool.threads) pool.wanted = pool.threads;
-  bk_mutex_unlock(&pool.lock);
-  bk_cond_broadcast(&pool.wake);
-  return 1;
-}
-
-/* Wait for the pool's share of L.  Once every block is claimed, threads that
- * have not joined yet are not waited for; while some are left (the caller
- * could not set itself up) every wanted thread is, as they may do them. */
-static void pool_close(loop_state *L) {
-  bk_mutex_lock(&pool.lock);
-  if (bk_atomic_load(&L->next) >= L->count) pool.wanted = pool.joined;
-  while (pool.finished < pool.wanted) bk_cond_wait(&pool.done, &pool.lock);
-  pool.job = NULL;
-  pool.busy = 0;
-  bk_mutex_unlock(&pool.lock);
-}
-
 int32_t bk_parallel_blocks(bk_block_fn run, void *arg, int32_t first, int32_t count,
                            int nthreads, size_t scratch, void *ctx_new, void *ctx_free) {
   loop_state L;
   bk_thread tids[BK_MAX_THREADS];
-  int started = 0, pooled = 0;
+  int started = 0;
   if (first >= count) return -1;
   L.run = run;
   L.arg = arg;
@@ -294,13 +190,11 @@ int32_t bk_parallel_blocks(bk_block_fn run, void *arg, int32_t first, int32_t co
   L.failed = count;
   if (nthreads > BK_MAX_THREADS) nthreads = BK_MAX_THREADS;
   if (nthreads > count - first) nthreads = count - first;
-  if (nthreads > 1) pooled = pool_post(&L, nthreads - 1);
-  for (int t = 1; !pooled && t < nthreads; t++) {
+  for (int t = 1; t < nthreads; t++) {
     if (bk_thread_start(&tids[started], loop_worker, &L) != 0) break;
     started++;
   }
   run_worker(&L, 1);
-  if (pooled) pool_close(&L);
   for (int t = 0; t < started; t++) bk_thread_join(tids[t]);
   /* every ready worker runs until the counter passes count, so an unclaimed
      block means that no worker got ready */
