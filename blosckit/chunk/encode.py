@@ -15,6 +15,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from .. import native
+from ..native.buffers import ZEROED_BELOW as _ZEROED_BELOW, finish, new_bytes
 from ..codecs import filters as _filters
 from ..codecs import zstd as _zstd
 from ..formats import build as _build
@@ -183,7 +184,17 @@ def _encode_blocks(plan: Plan, src: memoryview, start: int, dictionary: bytes | 
 
 def _memcpy_chunk(plan: Plan, src: memoryview, *, use_dict: bool = False) -> bytes:
     cbytes = plan.overhead + plan.nbytes
-    return header(plan, cbytes, memcpyed=True, use_dict=use_dict) + src.tobytes()
+    head = header(plan, cbytes, memcpyed=True, use_dict=use_dict)
+    if plan.nbytes < _ZEROED_BELOW:
+        return head + src.tobytes()
+    # one buffer, one copy of the data: header + tobytes() made two 4 MiB
+    # buffers per large chunk, and freeing them made the allocator hand
+    # memory back to the system (a page fault per 4 KiB on the next chunk)
+    chunk, view = new_bytes(cbytes)
+    view[:len(head)] = head
+    view[len(head):] = src
+    view.release()
+    return finish(chunk)
 
 
 def _all_zero_runs(plan: Plan, start: int, end: int) -> bool:
