@@ -17,6 +17,8 @@ from array import array as array_
 from itertools import accumulate, product
 from typing import Iterator, Sequence
 
+from .. import native
+
 __all__ = ["Plans", "block_runs", "touches", "grid_indexes", "strides"]
 
 
@@ -140,7 +142,7 @@ class Plans:
             return None
         p = len(self.block_runs) // (self.nblocks + 1)
         counts = [0] * (self.nblocks + 1)
-        counts[0] = len(self.runs) // 6
+        counts[0] = len(self.runs) // native.RUN_FIELDS
         for bi in sorted(per_block):
             runs = per_block[bi]
             counts[bi + 1] = len(runs)
@@ -154,4 +156,5 @@ class Plans:
         when the caller reads that chunk itself)."""
         p = self.chunk_plan[i]
         k = self.block_runs
-        return self.runs[6 * k[p * (self.nblocks + 1)]:6 * k[(p + 1) * (self.nblocks + 1) - 1]]
+        w = native.RUN_FIELDS
+        return self.runs[w * k[p * (self.nblocks + 1)]:w * k[(p + 1) * (self.nblocks + 1) - 1]]

@@ -29,6 +29,9 @@ _LEVELS = ("scalar", "sse2", "avx2")
 
 # format facts from the generated header (see the module docstring)
 _LEN_OFFSET = _lib.BK_FRAME_LEN_OFFSET
+# int64 per byte run of copy_runs and b2nd_read (chunk offset, array offset,
+# length, count, chunk step, array step)
+RUN_FIELDS = _lib.BK_RUN_FIELDS
 _META_ITEM_MASK = _lib.BK_CHUNK_EXTENDED_FILTERS_META_ITEM_MASK
 # the most a stream adds to its bytes: its csize and a run's token
 _STREAM_OVERHEAD = _lib.BK_CHUNK_LEN_CSIZE + _lib.BK_CHUNK_LEN_TOKEN
@@ -329,7 +332,7 @@ def copy_runs(chunk, array, runs, to_chunk: bool, array_base: int = 0) -> None:
     a = _rd(array) if to_chunk else _wr(array)
     r = _ffi.from_buffer("int64_t[]", runs)
     if _lib.bk_copy_runs(c, len(c), a, len(a), r,
-                         len(runs) // 6, array_base, 1 if to_chunk else 0) != 0:
+                         len(runs) // RUN_FIELDS, array_base, 1 if to_chunk else 0) != 0:
         raise ValueError("copy_runs: a run leaves its buffer")
 
 
@@ -741,7 +744,7 @@ def b2nd_read(section, offsets, bases, plans, block_runs, runs, out, table, *,
     j.offsets, j.bases, j.chunk_plan, j.block_runs, j.runs, j.status = keep
     j.nchunks, j.nblocks, j.block_bytes, j.base_shift = n, nblocks, block_bytes, base_shift
     j.nplans = len(block_runs) // (nblocks + 1)
-    j.nruns = len(runs) // 6
+    j.nruns = len(runs) // RUN_FIELDS
     j.out, j.out_len, j.table = o, 0 if out is None else len(o), table
     j.decode_all = int(decode_all)
     rc = _b2nd_read(j, int(nthreads))

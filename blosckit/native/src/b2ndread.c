@@ -57,7 +57,7 @@ static int check_plans(const bk_b2nd_job *j, int64_t *out_end) {
     for (int64_t b = 0; b < nb; b++) {
       if (k[b] < 0 || k[b] > k[b + 1] || k[b + 1] > j->nruns) return BK_EPARAM;
       for (int64_t r = k[b]; r < k[b + 1]; r++) {
-        const int64_t *x = j->runs + 6 * r;
+        const int64_t *x = j->runs + BK_RUN_FIELDS * r;
         int64_t lo = b * bb, c_end, a_end;
         if (x[3] == 0 || x[2] == 0) continue;
         c_end = group_end(x[0] - lo, x[2], x[3], x[4], bb);
@@ -106,7 +106,7 @@ static int in_place_only(const bk_b2nd_job *j) {
   for (int32_t p = 0; p < j->nplans; p++) {
     const int32_t *k = j->block_runs + (int64_t)p * (nb + 1);
     for (int64_t b = 0; b < nb; b++)
-      if (k[b + 1] > k[b] ? !in_place(j->runs + 6 * (int64_t)k[b], k[b + 1] - k[b],
+      if (k[b + 1] > k[b] ? !in_place(j->runs + BK_RUN_FIELDS * (int64_t)k[b], k[b + 1] - k[b],
                                       b * j->block_bytes, j->block_bytes)
                           : j->decode_all)
         return 0;
@@ -116,7 +116,7 @@ static int in_place_only(const bk_b2nd_job *j) {
 
 static void copy_out(const int64_t *x, int64_t nrun, int64_t block_at, const uint8_t *blk,
                      uint8_t *out) {
-  for (int64_t r = 0; r < nrun; r++, x += 6) {
+  for (int64_t r = 0; r < nrun; r++, x += BK_RUN_FIELDS) {
     const uint8_t *src = blk + (x[0] - block_at);
     uint8_t *dst = out + x[1];
     for (int64_t k = 0; k < x[3]; k++, src += x[4], dst += x[5]) memcpy(dst, src, (size_t)x[2]);
@@ -129,7 +129,7 @@ static int read_unit(void *arg, bk_worker *w, int32_t u) {
   int32_t i = u / j->nblocks, b = u % j->nblocks;
   int64_t bb = j->block_bytes, at = (int64_t)b * bb;
   const int32_t *k = j->block_runs + (int64_t)j->chunk_plan[i] * (j->nblocks + 1);
-  const int64_t *x = j->runs + 6 * (int64_t)k[b];
+  const int64_t *x = j->runs + BK_RUN_FIELDS * (int64_t)k[b];
   int64_t nrun = k[b + 1] - k[b];
   uint8_t *out = j->out + j->bases[i] + j->base_shift;
   const bk_chunk *c = &st->chunks[i];

@@ -59,7 +59,9 @@ void bk_bytedelta_decode(const uint8_t *src, uint8_t *dst, size_t len, size_t ty
                          int buggy);
 int bk_trunc_prec(const uint8_t *src, uint8_t *dst, size_t len, size_t typesize, int prec_bits);
 
-/* runs.c: b2nd chunk <-> array byte runs (six int64 per run) */
+/* runs.c: b2nd chunk <-> array byte runs, BK_RUN_FIELDS int64 per run: chunk
+ * offset, array offset, length, count, chunk step, array step */
+enum { BK_RUN_FIELDS = 6 };
 int bk_copy_runs(uint8_t *chunk, size_t chunk_len, uint8_t *array, size_t array_len,
                  const int64_t *runs, size_t nruns, int64_t array_base, int to_chunk);
 
@@ -217,7 +219,7 @@ typedef struct {
   const int32_t *chunk_plan; /* per chunk: the index of its plan */
   const int32_t *block_runs; /* per plan, nblocks + 1 run indexes: block j's runs */
   int32_t nplans;
-  const int64_t *runs;       /* six int64 each, as copy_runs (chunk offsets in the chunk) */
+  const int64_t *runs;       /* BK_RUN_FIELDS int64 each, as copy_runs (chunk offsets in the chunk) */
   int64_t nruns;
   uint8_t *out;
   int64_t out_len;

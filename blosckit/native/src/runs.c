@@ -16,7 +16,7 @@ static int run_fits(uint64_t start, uint64_t n, uint64_t count, uint64_t step, s
     return end <= (uint64_t)len;
 }
 
-/* Each run is six int64: chunk offset, array offset, length, count, chunk
+/* Each run is BK_RUN_FIELDS int64: chunk offset, array offset, length, count, chunk
  * step, array step; `array_base` moves every array offset (a chunk inside
  * the array reuses the runs of the chunk at the origin).  Every byte
  * touched is checked against both buffers before any copy, so bad runs
@@ -27,7 +27,7 @@ int bk_copy_runs(uint8_t *chunk, size_t chunk_len, uint8_t *array, size_t array_
     if (array_base < 0)
         return -1;
     for (size_t r = 0; r < nruns; r++) {
-        const int64_t *x = runs + 6 * r;
+        const int64_t *x = runs + BK_RUN_FIELDS * r;
         int64_t c = x[0], a = x[1], n = x[2], count = x[3], cs = x[4], as = x[5];
         if (c < 0 || a < 0 || n < 0 || count < 0 || cs < 0 || as < 0 ||
             a > INT64_MAX - array_base)
@@ -41,7 +41,7 @@ int bk_copy_runs(uint8_t *chunk, size_t chunk_len, uint8_t *array, size_t array_
             return -1;
     }
     for (size_t r = 0; r < nruns; r++) {
-        const int64_t *x = runs + 6 * r;
+        const int64_t *x = runs + BK_RUN_FIELDS * r;
         int64_t c = x[0], a = x[1] + array_base, n = x[2], count = x[3], cs = x[4], as = x[5];
         for (int64_t k = 0; k < count; k++, c += cs, a += as) {
             if (to_chunk)
