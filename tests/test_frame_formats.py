@@ -113,7 +113,8 @@ def test_layout_build_refuses_what_construct_refuses():
             filter_pipeline=dict(nfilters=0, filters=[0] * 6, udcodec=0, compcode_meta=0,
                                  filters_meta=[0] * 6,
                                  other_flags2=dict(reserved=0, use_dict=0), reserved=0)))
-    for path, bad in (("nbytes", 1 << 70), ("codec_flags.clevel", 16), ("typesize", -1 << 40)):
+    for path, bad in (("nbytes", 1 << 70), ("codec_flags.clevel", 16), ("typesize", -1 << 40),
+                      ("filter_pipeline.filters", [0] * 7)):
         values = ff.FRAME_HEADERS[14].parse(raw)
         *up, last = path.split(".")
         place = values

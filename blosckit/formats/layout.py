@@ -260,22 +260,27 @@ class Layout:
         ``struct`` call: construct's build costs ~100 us a header, this a
         few.  BuildError for a value that does not fit its field."""
         flat: list = []
-        for path, const, bits, count in self._plan:
-            if const is not None:
-                flat.append(const)
-                continue
-            if bits:
+        for kind, path, extra in self._plan:
+            if kind is _PUT_KEY:
+                flat.append(values[path])
+            elif kind is _PUT_CONST:
+                flat.append(extra)
+            elif kind is _PUT_PATH:
+                flat.append(_lookup(values, path))
+            elif kind is _PUT_BITS:
                 byte = 0
-                for bpath, f in bits:
+                for bpath, f in extra:
                     v = int(_lookup(values, bpath))
                     if not 0 <= v <= f.mask:
                         raise BuildError(f"{self.path(f.name)}: {v} does not fit {f.width} bits")
                     byte |= v << f.shift
                 flat.append(byte)
-            elif count > 1:
-                flat.extend(_lookup(values, path))
             else:
-                flat.append(_lookup(values, path))
+                items = list(_lookup(values, path))
+                if len(items) != extra:
+                    raise BuildError(f"{self.path('.'.join(path))}: {len(items)} items "
+                                     f"where it holds {extra}")
+                flat += items
         try:
             return self.struct.pack(*flat)
         except _struct.error as e:
@@ -283,15 +288,26 @@ class Layout:
 
     @functools.cached_property
     def _plan(self) -> tuple:
-        """Per value-holding byte field, in order: (path, constant or None,
-        its bit fields as (path, Field), item count)."""
+        """Per byte-aligned field, in order: (how it is put, its path or
+        key, the constant / the bit fields as (path, Field) / the item
+        count)."""
         plan = []
         for name, f in self.fields.items():
             if f.width:
                 continue
+            path = tuple(name.split("."))
             bits = tuple((tuple(b.name.split(".")), b) for b in self.fields.values()
                          if b.width and b.name.rpartition(".")[0] == name)
-            plan.append((tuple(name.split(".")), f.const, bits, f.count))
+            if f.const is not None:
+                plan.append((_PUT_CONST, path, f.const))
+            elif bits:
+                plan.append((_PUT_BITS, path, bits))
+            elif f.count > 1:
+                plan.append((_PUT_ITEMS, path, f.count))
+            elif len(path) == 1:
+                plan.append((_PUT_KEY, name, None))
+            else:
+                plan.append((_PUT_PATH, path, None))
         return tuple(plan)
 
     def getter(self, name: str) -> Callable[[tuple], Any]:
@@ -322,6 +338,10 @@ class Layout:
 
     def __repr__(self) -> str:
         return f"<Layout {self.root or '?'} {self.size} bytes, {len(self.fields)} fields>"
+
+
+# how Layout.build puts a field (compared by identity)
+_PUT_KEY, _PUT_CONST, _PUT_PATH, _PUT_BITS, _PUT_ITEMS = "key", "const", "path", "bits", "items"
 
 
 def _lookup(values: dict, path: tuple[str, ...]) -> Any:
