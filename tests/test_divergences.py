@@ -440,3 +440,34 @@ def test_v24_delta_set_by_hand_in_a_vl_block_chunk():
     chunk = bytes(chunk)
     assert _c_blosc2_reads_vl(chunk)[0][1] != blosckit.decompress(chunk) != b"".join(blocks)
     assert [(p.severity, p.rule) for p in blosckit.validate(chunk)] == [("warning", "V24")]
+
+
+def _blosc1_versions_one_by_one(f) -> list[tuple[int, str]]:
+    """V25's hits read entry by entry (what the bulk read must agree with)."""
+    out = []
+    for i in range(f.nchunks):
+        start = f.header_len + f.entries[i]
+        if f.entries[i] >= 0 and start < len(f.buffer) and f.buffer[start] in (1, 2):
+            out.append((start, f"frame.chunks[{i}].header.version"))
+    return out
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_blosc1_chunk_in_frame_read_in_bulk(special):
+    """V25 over many chunks reads the version bytes in one pass: the same
+    hits as entry by entry, with special entries among them or not."""
+    import blosc2
+    data = bytes(range(256)) * 64
+    if special:
+        data = data[:4096] + bytes(8192) + data[12288:]
+    sc = blosc2.SChunk(chunksize=1024, data=data, cparams=blosc2.CParams(typesize=4))
+    fr = bytearray(sc.to_cframe())
+    f = blosckit.open_frame(bytes(fr))
+    assert any(f.entries[i] < 0 for i in range(f.nchunks)) == special
+    for i in (0, 3, f.nchunks - 1):        # version bytes of a Blosc1 chunk
+        fr[f.header_len + f.entries[i]] = 2 if i % 2 else 1
+    f = blosckit.open_frame(bytes(fr))
+    got = divergences._blosc1_chunk_in_frame(f)
+    assert got == _blosc1_versions_one_by_one(f)
+    assert [p for _, p in got] == [f"frame.chunks[{i}].header.version"
+                                   for i in (0, 3, f.nchunks - 1)]

@@ -84,6 +84,65 @@ def test_flat_layout_refuses_what_construct_refuses(layout, data):
     assert flat_ok == construct_ok
 
 
+@pytest.mark.parametrize("layout", sorted(ff.FRAME_HEADERS))
+@given(data=st.data())
+def test_flat_header_build_equals_construct(layout, data):
+    """The builder's fast path: the compiled layout builds the bytes
+    construct built, from the fields construct parses out of them."""
+    raw = data.draw(headers(layout))
+    assert ff.FLAT_HEADERS[layout].build(ff.FRAME_HEADERS[layout].parse(raw)) == raw
+
+
+@given(st.integers(0, (1 << 32) - 1), st.integers(0, 255), st.binary(min_size=16, max_size=16))
+def test_trailer_build_equals_construct(trailer_len, fingerprint_type, fingerprint):
+    tail = dict(trailer_len=trailer_len, fingerprint_type=fingerprint_type,
+                fingerprint=fingerprint)
+    assert ff.FAST_TRAILER_TAIL.build(tail) == ff.TrailerTail.build(tail)
+    head = dict(version=fingerprint_type)
+    assert ff.FAST_TRAILER_HEAD.build(head) == ff.TrailerHead.build(head)
+
+
+def test_layout_build_refuses_what_construct_refuses():
+    from blosckit.formats.layout import BuildError
+    raw = ff.FRAME_HEADERS[14].build(dict(
+            header_len=0, frame_len=0, general_flags=dict(vl_blocks=0, variable_chunks=0,
+                                                          offsets_size=0, version=0),
+            frame_type=0, codec_flags=dict(clevel=0, codec=0),
+            other_flags=dict(reserved=0, splitmode=0), nbytes=0, cbytes=0, typesize=0,
+            blocksize=0, chunksize=0, nthreads_c=0, nthreads_d=0, has_vlmetalayers=0,
+            filter_pipeline=dict(nfilters=0, filters=[0] * 6, udcodec=0, compcode_meta=0,
+                                 filters_meta=[0] * 6,
+                                 other_flags2=dict(reserved=0, use_dict=0), reserved=0)))
+    for path, bad in (("nbytes", 1 << 70), ("codec_flags.clevel", 16), ("typesize", -1 << 40),
+                      ("filter_pipeline.filters", [0] * 7)):
+        values = ff.FRAME_HEADERS[14].parse(raw)
+        *up, last = path.split(".")
+        place = values
+        for key in up:
+            place = place[key]
+        place[last] = bad
+        with pytest.raises(cs.ConstructError):
+            ff.FRAME_HEADERS[14].build(values)
+        with pytest.raises(BuildError):
+            ff.FLAT_HEADERS[14].build(values)
+
+
+@given(st.dictionaries(st.binary(min_size=1, max_size=31), st.binary(max_size=40), max_size=6),
+       st.integers(0, 30))
+def test_metalayer_section_build_equals_construct(items, pad):
+    from blosckit.frame.build import _section
+    section = _section(items, pad, 1)
+    m = ff.Metalayers.parse(section)
+    index = [dict(name_marker=dict(kind=ff.FIXSTR_KIND, len_name=len(e.name)), name=e.name,
+                  offset=e.offset) for e in m.index]
+    values = b"".join(ff.MetaValue.build(dict(len_content=len(v), content=v))
+                      for v in items.values())
+    want = ff.Metalayers.build(dict(idx=m.idx, num_metalayers=len(items), index=index,
+                                    num_values=len(items))) + values
+    assert section == want
+    assert [e.name for e in m.index] == list(items)
+
+
 names = st.binary(min_size=1, max_size=31).filter(lambda b: b.isascii() and b.isalnum())
 
 

@@ -22,7 +22,13 @@ from typing import Any, Callable, Iterator
 
 import construct as cs
 
-__all__ = ["Field", "Layout", "ConstMismatch", "inner", "struct_code"]
+__all__ = ["Field", "Layout", "ConstMismatch", "BuildError", "inner", "struct_code"]
+
+
+class BuildError(cs.ConstructError, ValueError):
+    """A value the declaration cannot hold, from :meth:`Layout.build`: a
+    ConstructError as construct's own build raises, so that callers catch
+    one kind whichever builds."""
 
 
 class ConstMismatch(Exception):
@@ -248,6 +254,62 @@ class Layout:
         """Write field ``name`` of the structure starting at ``at``."""
         self.fields[name].pack_into(buf, self.base if at is None else at, value)
 
+    def build(self, values: dict) -> bytes:
+        """The structure's bytes from ``values``, nested dicts as construct
+        builds from (bit fields by name, constants filled in), with one
+        ``struct`` call: construct's build costs ~100 us a header, this a
+        few.  BuildError for a value that does not fit its field."""
+        flat: list = []
+        for kind, path, extra in self._plan:
+            if kind is _PUT_KEY:
+                flat.append(values[path])
+            elif kind is _PUT_CONST:
+                flat.append(extra)
+            elif kind is _PUT_PATH:
+                flat.append(_lookup(values, path))
+            elif kind is _PUT_BITS:
+                byte = 0
+                for bpath, f in extra:
+                    v = int(_lookup(values, bpath))
+                    if not 0 <= v <= f.mask:
+                        raise BuildError(f"{self.path(f.name)}: {v} does not fit {f.width} bits")
+                    byte |= v << f.shift
+                flat.append(byte)
+            else:
+                items = list(_lookup(values, path))
+                if len(items) != extra:
+                    raise BuildError(f"{self.path('.'.join(path))}: {len(items)} items "
+                                     f"where it holds {extra}")
+                flat += items
+        try:
+            return self.struct.pack(*flat)
+        except _struct.error as e:
+            raise BuildError(f"{self.root or 'structure'}: {e}") from None
+
+    @functools.cached_property
+    def _plan(self) -> tuple:
+        """Per byte-aligned field, in order: (how it is put, its path or
+        key, the constant / the bit fields as (path, Field) / the item
+        count)."""
+        plan = []
+        for name, f in self.fields.items():
+            if f.width:
+                continue
+            path = tuple(name.split("."))
+            bits = tuple((tuple(b.name.split(".")), b) for b in self.fields.values()
+                         if b.width and b.name.rpartition(".")[0] == name)
+            if f.const is not None:
+                plan.append((_PUT_CONST, path, f.const))
+            elif bits:
+                plan.append((_PUT_BITS, path, bits))
+            elif f.count > 1:
+                plan.append((_PUT_ITEMS, path, f.count))
+            elif len(path) == 1:
+                plan.append((_PUT_KEY, name, None))
+            else:
+                plan.append((_PUT_PATH, path, None))
+        return tuple(plan)
+
     def getter(self, name: str) -> Callable[[tuple], Any]:
         """A function ``flat values -> the field's value`` (bit fields cut
         out, arrays as lists)."""
@@ -276,3 +338,14 @@ class Layout:
 
     def __repr__(self) -> str:
         return f"<Layout {self.root or '?'} {self.size} bytes, {len(self.fields)} fields>"
+
+
+# how Layout.build puts a field (compared by identity)
+_PUT_KEY, _PUT_CONST, _PUT_PATH, _PUT_BITS, _PUT_ITEMS = "key", "const", "path", "bits", "items"
+
+
+def _lookup(values: dict, path: tuple[str, ...]) -> Any:
+    """``values[a][b]...`` along ``path``."""
+    for key in path:
+        values = values[key]
+    return values

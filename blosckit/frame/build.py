@@ -55,6 +55,9 @@ PYTHON_BLOSC2_VLMETA_PARAMS: dict[str, Any] = dict(typesize=1, codec="zstd", cle
                                                    filters=(None,) * 5 + ("shuffle",),
                                                    splitmode="auto")
 _MAP_HEAD = ff.FAST_META_HEAD.size - ff.FAST_META_HEAD.offset("map_marker")
+# the fixstr marker byte of a metalayer name, by its length
+_NAME_MARKERS = [bytes([ff.fixstr_marker(n)])
+                 for n in range(ff.NAME_MARKER["name_marker.len_name"].mask + 1)]
 _FORMAT_TO_CODEC = {f: c for c, f in enums.CODEC_FORMAT.items() if c != 2}   # lz4 for format 1
 _CODEC_NIBBLE = ff.HEADER["codec_flags.codec"]
 # What C-Blosc2's writers of the older layouts put in the header, whatever
@@ -93,24 +96,24 @@ def _section(items: Mapping[str, bytes] | Mapping[str | bytes, bytes], section_s
     offsets, lengths = offsets or {}, lengths or {}
     entry_sizes = [ff.meta_entry_size(len(n)) for n in names]
     values_at = section_start + ff.FAST_META_HEAD.size + sum(entry_sizes) + ff.FAST_VALUES_HEAD.size
+    # the pieces packed through the layouts (tests check them against
+    # construct's ``Metalayers`` and ``MetaValue``)
     index, values, pos = [], [], values_at
     for key, raw_name, value in zip(items, names, items.values()):
         value = bytes(value)
         at = offsets.get(key)
-        index.append(dict(name_marker=dict(kind=ff.FIXSTR_KIND, len_name=len(raw_name)),
-                          name=raw_name, offset=pos if at is None else at))
-        stored = bytearray(ff.MetaValue.build(dict(len_content=len(value), content=value)))
-        if lengths.get(key) is not None:
-            ff.FAST_VALUE_HEAD.put(stored, "len_content", lengths[key], 0)
-        values.append(bytes(stored))
+        index += [_NAME_MARKERS[len(raw_name)], raw_name,
+                  ff.FAST_ENTRY_TAIL.build({"offset": pos if at is None else at})]
+        length = lengths.get(key)
+        values += [ff.FAST_VALUE_HEAD.build({"len_content": len(value) if length is None
+                                             else length}), value]
         pos += ff.LEN_META_VALUE_HEAD + len(value)
     if idx is None:
         # idx counts the map's head, the entries and the values' head
         idx = _MAP_HEAD + sum(entry_sizes) + ff.FAST_VALUES_HEAD.size + idx_extra
-    section = ff.Metalayers.build(dict(idx=idx,
-                                       num_metalayers=len(index), index=index,
-                                       num_values=len(values)))
-    return section + b"".join(values)
+    head = ff.FAST_META_HEAD.build({"idx": idx, "num_metalayers": len(items)})
+    values_head = ff.FAST_VALUES_HEAD.build({"num_values": len(items)})
+    return b"".join([head, *index, values_head, *values])
 
 
 def compress_index(offsets: list[int]) -> bytes:
@@ -408,9 +411,9 @@ class FrameAssembler:
                       has_vlmetalayers=bool(vlmetalayers))
         if self.layout != 14:
             _older_layout(hdr, self.layout, self.has_metalayers)
-        end = ff.TrailerTail.build(dict(trailer_len=trailer_len, fingerprint_type=0,
-                                        fingerprint=bytes(16)))
-        return ff.FRAME_HEADERS[self.layout].build(hdr), [*tail, index, trailer_body, end]
+        end = ff.FAST_TRAILER_TAIL.build(dict(trailer_len=trailer_len, fingerprint_type=0,
+                                              fingerprint=bytes(16)))
+        return ff.FLAT_HEADERS[self.layout].build(hdr), [*tail, index, trailer_body, end]
 
     def _header_chunksize(self, has_vlmetalayers: bool) -> int:
         """The header's chunksize: 0 for variable-size chunks; with no
@@ -529,7 +532,7 @@ def stored_trailer_body(stored: Mapping[Any, bytes], version: int = 1, **section
     """The trailer up to its fixed tail, the vlmetalayer values ``stored``
     as given (chunks, name -> chunk); ``section``: :func:`_section`'s
     overrides (the frame composer's)."""
-    return ff.TrailerHead.build(dict(version=version)) + _section(stored, ff.LEN_TRAILER_HEAD, 0,
+    return ff.FAST_TRAILER_HEAD.build(dict(version=version)) + _section(stored, ff.LEN_TRAILER_HEAD, 0,
                                                                   **section)
 
 

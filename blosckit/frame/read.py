@@ -660,8 +660,10 @@ class Frame:
                 except FormatError:
                     self._tail = (self.buffer, 0)
                     return self.vlmetalayers_raw
-                self.vlmetalayer_at.update((k, a + base) for k, a in at.items())
-                self.odd_names += [(a + base, path, kind) for a, path, kind in odd]
+                for k, a in at.items():
+                    self.vlmetalayer_at[k] = a + base
+                if odd:                  # (rare: no list built on the usual open)
+                    self.odd_names += [(a + base, path, kind) for a, path, kind in odd]
                 self._vlraw_read = raw
             else:
                 self._vlraw_read = read_metalayers(tail, start, end, self.trailer_start, root,
@@ -840,7 +842,7 @@ def _open_unmapped(path) -> Frame | None:
         return None
     try:
         fd = fh.fileno()
-        n = os.fstat(fd).st_size
+        n = os.lseek(fd, 0, os.SEEK_END)       # the size, a cheaper call than fstat
         head = os.pread(fd, min(n, _HEAD_BYTES), 0)
         layout = ff.header_layout(head[0]) if head else None
         if layout is None:
