@@ -8,10 +8,8 @@ import io
 import json
 import os
 import pty
-import struct
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings

@@ -83,7 +83,7 @@ def _touched_blocks(shape, chunks, blocks, key) -> int:
 
 
 @pytest.mark.parametrize("n", range(len(CASES)))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=300 if LONG else 25, deadline=None)
 @given(data=st.data())
 def test_regions_are_python_blosc2s_and_decode_only_their_blocks(n, data):
     shape, chunks, blocks = CASES[n]

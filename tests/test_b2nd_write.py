@@ -20,6 +20,7 @@ from blosckit.frame import b2nd as b2nd_mod
 from blosckit.frame.b2nd import b2nd_meta, chunk_data, compress_b2nd
 from blosckit.frame.build import build_frame
 from frame_corpus import b2nd_chunks
+from helpers import LONG
 from oracles import oracle
 
 np = oracle("numpy")
@@ -112,7 +113,7 @@ def test_raw_zeros_and_regular_chunks_all_come_out():
     check_frame(frame, a, (20, 50), (5, 50))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=300 if LONG else 30, deadline=None)
 @given(data=st.data())
 def test_any_grid_writes_the_chunk_by_chunk_frame(data):
     ndim = data.draw(st.integers(1, 4), label="ndim")

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import msgpack
 import pytest
 
 import blosckit

@@ -6,7 +6,6 @@ leaves a frame that opens with the old content or that salvage recovers."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

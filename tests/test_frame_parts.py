@@ -22,7 +22,6 @@ import pytest
 
 import blosckit
 from blosckit.formats import frame as ff
-from blosckit.frame import parts as fp
 from oracles import oracle
 
 np = oracle("numpy")

@@ -116,7 +116,6 @@ def test_batch_decompress_equals_the_python_reader(monkeypatch, group):
     chunk and damage anywhere in a chunk, it must give what the Python reader
     gives, chunk by chunk: the same bytes or the same error."""
     np = oracle("numpy")
-    from blosckit.chunk import read as reader
     from blosckit.frame import read as frame_mod
     monkeypatch.setattr(frame_mod, "_DECODE_GROUP", group)
     rng = np.random.default_rng(3)

@@ -14,7 +14,6 @@ import pytest
 
 import blosckit
 import helpers
-from blosckit.chunk import read as reader
 from oracles import oracle
 
 blosc2 = oracle("blosc2")

@@ -16,7 +16,6 @@ np = oracle("numpy")
 numcodecs = oracle("numcodecs")
 blosc2 = oracle("blosc2")
 
-import blosckit                                     # noqa: E402
 from blosckit import numcodecs as bk_numcodecs      # noqa: E402
 from helpers import raw_header                      # noqa: E402
 

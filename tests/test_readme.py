@@ -5,7 +5,6 @@ import re
 import runpy
 from pathlib import Path
 
-import pytest
 from oracles import oracle
 
 oracle("blosc2")

@@ -17,7 +17,6 @@ import pytest
 
 import blosckit
 import helpers
-from blosckit.chunk import read as reader
 from helpers import (CODECS, b1_compress, b2_compress, check_blosc1_chunks_are_in,
                      check_format_error, dataset, mutations, oracle_verdicts, small_chunks)
 from oracles import oracle

@@ -4,7 +4,6 @@ errors for what it cannot do."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -104,7 +104,6 @@ def test_sframe_directories_validate(tmp_path):
 def test_shallow_validation_finds_what_the_python_rules_find():
     """validate(deep=False) checks most chunks in one native call; on damaged
     frames it must report exactly what the all-Python rules report."""
-    from blosckit.chunk import read as reader
     fr = _frame()
     f = blosckit.open_frame(fr)
     blobs = []
@@ -155,7 +154,6 @@ def test_the_c_prefilter_equals_the_python_one():
 def test_deep_validation_finds_what_the_python_rules_find(codec):
     """validate() decodes most chunks of a frame in one native call; damage
     anywhere in a chunk's blocks must give what the all-Python rules give."""
-    from blosckit.chunk import read as reader
     rng = np.random.default_rng(7)
     sc = blosc2.SChunk(chunksize=4000, cparams=blosc2.CParams(
         typesize=4, codec=getattr(blosc2.Codec, codec), blocksize=1000, nthreads=1))
