@@ -427,21 +427,27 @@ class B2nd:
         if self._native_ready():
             return self._native_box(lo, hi, shape, dtype, picks)
         box = None
-        first = [l // c for l, c in zip(lo, self.chunkshape)]
-        last = [(h - 1) // c for h, c in zip(hi, self.chunkshape)]
-        strides = _strides(self.grid)
-        for corner in _grid([b - a + 1 for a, b in zip(first, last)]):
-            k = [a + c for a, c in zip(first, corner)]
-            chunk = chunk_items(self._chunk(sum(x * s for x, s in zip(k, strides))),
-                                 self.chunkshape, self.blockshape, dtype)
+        for ci, origin in self._chunks_in_box(lo, hi):
+            chunk = chunk_items(self._chunk(ci), self.chunkshape, self.blockshape, dtype)
             if box is None:
                 box = numpy().empty(shape, dtype)
-            origin = [x * c for x, c in zip(k, self.chunkshape)]
             a = [max(l, o) for l, o in zip(lo, origin)]
             b = [min(h, o + c) for h, o, c in zip(hi, origin, self.chunkshape)]
             box[tuple(slice(x - l, y - l) for x, y, l in zip(a, b, lo))] = \
                 chunk[tuple(slice(x - o, y - o) for x, y, o in zip(a, b, origin))]
         return box
+
+    def _chunks_in_box(self, lo: Sequence[int], hi: Sequence[int]
+                       ) -> Iterator[tuple[int, list[int]]]:
+        """The chunks holding items of the box ``lo``..``hi``, in C order:
+        each chunk's index and its origin in the array (items)."""
+        first = [l // c for l, c in zip(lo, self.chunkshape)]
+        last = [(h - 1) // c for h, c in zip(hi, self.chunkshape)]
+        strides = _strides(self.grid)
+        for corner in _grid([b - a + 1 for a, b in zip(first, last)]):
+            k = [a + c for a, c in zip(first, corner)]
+            yield (sum(x * s for x, s in zip(k, strides)),
+                   [x * c for x, c in zip(k, self.chunkshape)])
 
     def _native_box(self, lo, hi, shape, dtype, picks):
         """:meth:`_box` by the native kernel: only the blocks holding wanted
@@ -450,17 +456,12 @@ class B2nd:
         ts, cshape, bshape = self._frame.typesize, self.chunkshape, self.blockshape
         plans = Plans(self._nblocks())
         chunks = []
-        first = [l // c for l, c in zip(lo, cshape)]
-        last = [(h - 1) // c for h, c in zip(hi, cshape)]
-        strides = _strides(self.grid)
-        for corner in _grid([b - a + 1 for a, b in zip(first, last)]):
-            k = [a + c for a, c in zip(first, corner)]
-            origin = [x * c for x, c in zip(k, cshape)]
+        for ci, origin in self._chunks_in_box(lo, hi):
             if picks is not None and not all(touches(p, o, o + c)
                                              for p, o, c in zip(picks, origin, cshape)):
                 continue
             if plans.add(lambda: block_runs(cshape, bshape, origin, lo, hi, ts, picks), 0):
-                chunks.append(sum(x * s for x, s in zip(k, strides)))
+                chunks.append(ci)
         if math.prod(shape) * ts > _CHECK_FIRST:
             self._first_checked(chunks[0])
         box = numpy().empty(shape, dtype)
