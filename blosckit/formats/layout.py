@@ -273,7 +273,7 @@ class Layout:
                     v = int(_lookup(values, bpath))
                     if not 0 <= v <= f.mask:
                         raise BuildError(f"{self.path(f.name)}: {v} does not fit {f.width} bits")
-                    byte |= v << f.shift
+                    byte = f.into(byte, v)
                 flat.append(byte)
             else:
                 items = list(_lookup(values, path))
