@@ -16,6 +16,7 @@ import blosckit
 import cli_runner
 from blosckit.frame.edit import EditableFrame, FileIO
 from blosckit.frame.journal import journal_path
+import forked
 from oracles import oracle
 
 np = oracle("numpy")
@@ -39,8 +40,7 @@ def _python_blosc2(path: Path) -> tuple[bytes, dict, dict]:
     code = ("import sys, json, blosc2\ns = blosc2.open(sys.argv[1])\n"
             "print(json.dumps([bytes(s[:]).hex(), {k: s.meta[k] for k in s.meta.keys()},"
             " s.vlmeta[:]]))")
-    r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
-                       text=True, check=True, timeout=120)
+    r = forked.run(code, str(path), text=True, check=True, timeout=120)
     data, meta, vlmeta = json.loads(r.stdout)
     return bytes.fromhex(data), meta, vlmeta
 
@@ -70,7 +70,7 @@ def test_append_compresses_files_with_the_frames_parameters(tmp_path, contiguous
             "s.append_data(np.arange(100, 1100, dtype='<i4'))\n"
             "a = np.arange(2500, dtype='<i4') * 2\n"
             "[s.append_data(a[i:i + 1000]) for i in range(0, 2500, 1000)]\n")
-    subprocess.run([sys.executable, "-c", code, str(twin)], check=True, timeout=120)
+    forked.run(code, str(twin), check=True, timeout=120)
     if contiguous:
         assert f.read_bytes() == twin.read_bytes()
     else:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import msgpack
@@ -17,6 +15,7 @@ import pytest
 import blosckit
 from blosckit.frame.edit import EditableFrame, FileIO
 from blosckit.frame.journal import journal_path, temporary
+import forked
 from oracles import oracle
 
 np = oracle("numpy")
@@ -136,15 +135,14 @@ def _snapshot(path: Path):
 
 
 def _python_blosc2_edits(jobs: list[tuple[Path, str]]) -> None:
-    subprocess.run([sys.executable, "-c", _EDIT, json.dumps({k: v.hex() for k, v in
-                                                             CHUNKS.items()})],
-                   input=json.dumps([(str(p), code) for p, code in jobs]), text=True,
-                   check=True, timeout=300, capture_output=True)
+    forked.run(_EDIT, json.dumps({k: v.hex() for k, v in CHUNKS.items()}),
+              input=json.dumps([(str(p), code) for p, code in jobs]), text=True,
+              check=True, timeout=300)
 
 
 def _python_blosc2_reads(paths: list[Path]) -> list[list[bytes]]:
-    r = subprocess.run([sys.executable, "-c", _READ], input=json.dumps([str(p) for p in paths]),
-                       text=True, check=True, timeout=300, capture_output=True)
+    r = forked.run(_READ, input=json.dumps([str(p) for p in paths]), text=True, check=True,
+                  timeout=300)
     return [[bytes.fromhex(c) for c in chunks] for chunks in json.loads(r.stdout)]
 
 

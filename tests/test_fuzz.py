@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def test_c_blosc2_still_crashes_on_them():
         runs = {p.name: [] for p in paths}
         todo = paths
         while todo:
-            verdicts = fuzz.c_blosc2_verdicts([p.read_bytes() for p in todo], kind=kind)
+            verdicts = fuzz.c_blosc2_verdicts([p.read_bytes() for p in todo], kind=kind,
+                                              fresh=True)
             for p, v in zip(todo, verdicts):
                 runs[p.name].append(v.crashed)
             todo = [p for p in todo if 2 * sum(runs[p.name]) <= JUDGEMENTS
@@ -82,6 +84,42 @@ def test_a_crash_after_heap_damage_is_tried_again_alone():
     v = fuzz.c_blosc2_verdicts([good, bad, good])
     assert [x.crashed for x in v] == [False, True, False]
     assert v[0].digest == v[2].digest == hashlib.sha256(bytes(range(256)) * 8).digest()
+
+
+def test_one_oracle_process_serves_every_call_and_survives_crashes():
+    """The oracle process imports python-blosc2 once: a crash in C-Blosc2
+    happens in one of its forked children, and the next call is answered by
+    the same process; ``fresh=True`` and a timeout each start a new one."""
+    good = blosc2.compress2(bytes(range(256)) * 8, typesize=1)
+    bad = next(p for p in _cases() if _kind(p) == "chunk").read_bytes()
+
+    def oracle_pids():
+        # this process's children that run the oracle script (from /proc)
+        out = set()
+        for d in Path("/proc").iterdir():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                cmd = (d / "cmdline").read_bytes()
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == os.getpid() and b"from blosc2 import blosc2_ext" in cmd:
+                out.add(int(d.name))
+        return out
+
+    fuzz.c_blosc2_verdicts([good])
+    first = oracle_pids()
+    assert len(first) == 1
+    assert [v.crashed for v in fuzz.c_blosc2_verdicts([bad])] == [True]
+    assert fuzz.c_blosc2_verdicts([good])[0].b2_ok
+    assert oracle_pids() == first
+    fuzz.c_blosc2_verdicts([good], fresh=True)
+    second = oracle_pids()
+    assert len(second) == 1 and second != first
+    with pytest.raises(subprocess.TimeoutExpired):
+        fuzz.c_blosc2_verdicts([good] * 2000, timeout=0.001)
+    assert fuzz.c_blosc2_verdicts([good])[0].b2_ok
+    third = oracle_pids()
+    assert len(third) == 1 and third != second
 
 
 def test_classify_names_the_known_divergence():

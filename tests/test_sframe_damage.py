@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import shutil
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ import blosckit
 import cli_runner
 from blosckit.formats import chunk as fc
 from blosckit.formats.rules import RULES
+import forked
 from oracles import oracle
 
 blosc2 = oracle("blosc2")
@@ -75,8 +74,7 @@ def _python_blosc2_refuses(path: Path, read: str) -> bool:
     """python-blosc2 (in a child: damaged frames can crash it) fails to
     open ``path`` and run ``read`` on it (``s``: the opened object)."""
     code = f"import sys, blosc2\ns = blosc2.open(sys.argv[1])\n{read}\n"
-    r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
-                       timeout=120)
+    r = forked.run(code, str(path), timeout=120)
     return r.returncode != 0
 
 

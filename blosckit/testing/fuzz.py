@@ -1,8 +1,9 @@
 """Differential fuzzing against C-Blosc2, and the shareable seed corpus.
 
 Needs the ``fuzz`` extra (hypothesis for the strategies, python-blosc2 for
-the oracle).  C-Blosc2 runs in a child process that forks once per run of
-inputs, so a crash or a hang there is a verdict, not the end of the run.
+the oracle).  C-Blosc2 runs in one long-lived child process (python-blosc2
+is imported once per session) that forks once per run of inputs, so a crash
+or a hang there is a verdict, not the end of the run.
 
 * :func:`c_blosc2_verdicts` -- what C-Blosc2 makes of each blob;
 * :func:`fuzz` -- generate and corrupt chunks and frames (blosckit's and
@@ -17,15 +18,18 @@ inputs, so a crash or a hang there is a verdict, not the end of the run.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import random
+import select
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,13 +62,7 @@ try:
     import blosc
 except ImportError:
     blosc = None
-kind = sys.argv[2]
-data = open(sys.argv[1], "rb").read()
-blobs, pos = [], 0
-while pos < len(data):
-    n = struct.unpack_from("<i", data, pos)[0]
-    blobs.append(data[pos + 4:pos + 4 + n])
-    pos += 4 + n
+kind = "chunk"
 NONE = bytes(32)
 
 
@@ -145,20 +143,90 @@ def run(todo, emit):
     return answered
 
 
-out = sys.stdout.buffer
-done = 0
-while done < len(blobs):
-    done += run(blobs[done:], out.write)
-    if done < len(blobs):
-        # the child died on this blob; an earlier blob may have damaged its
-        # heap, so the blob is tried again alone before it is called a crash
-        alone = []
-        if run([blobs[done]], alone.append) == 0:
-            alone = [bytes([3, 3]) + NONE + NONE]
-        out.write(alone[0])
-        done += 1
-    out.flush()
+def answer(path):
+    data = open(path, "rb").read()
+    blobs, pos, out = [], 0, []
+    while pos < len(data):
+        n = struct.unpack_from("<i", data, pos)[0]
+        blobs.append(data[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    done = 0
+    while done < len(blobs):
+        done += run(blobs[done:], out.append)
+        if done < len(blobs):
+            # the child died on this blob; an earlier blob may have damaged its
+            # heap, so the blob is tried again alone before it is called a crash
+            alone = []
+            if run([blobs[done]], alone.append) == 0:
+                alone = [bytes([3, 3]) + NONE + NONE]
+            out.append(alone[0])
+            done += 1
+    return b"".join(out)
+
+
+# one request per line ("KIND PATH"), one answer each (its length in decimal
+# and a newline, then the verdicts); the server itself never calls C-Blosc2, only its forked children
+for line in sys.stdin:
+    kind, path = line.rstrip("\n").split(" ", 1)
+    got = answer(path)
+    sys.stdout.buffer.write(b"%d\n" % len(got) + got)
+    sys.stdout.buffer.flush()
 """
+
+
+class _Server:
+    """The long-lived process that answers :func:`c_blosc2_verdicts`: it
+    imports python-blosc2 once (half a second per start otherwise) and forks
+    a child per run of blobs, so a crash in C-Blosc2 never reaches it."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.pid = 0
+        self.lock = threading.Lock()
+
+    def ask(self, kind: str, path: str, timeout: float) -> bytes:
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None or self.pid != os.getpid():
+                # a forked caller gets its own server: the pipes are its parent's
+                self.proc = subprocess.Popen([sys.executable, "-c", _WORKER],
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                self.pid = os.getpid()
+            proc = self.proc
+            try:
+                proc.stdin.write(f"{kind} {path}\n".encode())
+                proc.stdin.flush()
+                size = b""
+                while not size.endswith(b"\n"):
+                    size += self._read(proc, 1, timeout)
+                return self._read(proc, int(size), timeout)
+            except BaseException:
+                proc.kill()          # half an answer may be left in the pipe
+                proc.wait()
+                self.proc = None
+                raise
+
+    @staticmethod
+    def _read(proc: subprocess.Popen, n: int, timeout: float) -> bytes:
+        fd, got, end = proc.stdout.fileno(), bytearray(), time.monotonic() + timeout
+        while len(got) < n:
+            left = end - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise subprocess.TimeoutExpired("c_blosc2_verdicts", timeout)
+            part = os.read(fd, n - len(got))
+            if not part:
+                raise RuntimeError(f"the C-Blosc2 worker exited (status {proc.wait()})")
+            got += part
+        return bytes(got)
+
+    def close(self) -> None:
+        if self.proc is not None and self.pid == os.getpid():
+            self.proc.stdin.close()
+            self.proc.wait()
+        self.proc = None
+
+
+_SERVER = _Server()
+atexit.register(_SERVER.close)
 
 
 class Verdict(NamedTuple):
@@ -173,21 +241,25 @@ class Verdict(NamedTuple):
 
 
 def c_blosc2_verdicts(blobs: Sequence[bytes], *, kind: str = "chunk",
-                      timeout: float = 600) -> list[Verdict]:
+                      timeout: float = 600, fresh: bool = False) -> list[Verdict]:
     """For each blob, what the C libraries make of it.  ``kind="chunk"``:
     C-Blosc2 decompresses it, and for chunk versions <= 2 C-Blosc 1.x too.
     ``kind="frame"``: C-Blosc2 opens it as a cframe and reads every chunk,
     metalayer and vlmetalayer (the digest covers them all, as
     :func:`frame_digest` computes it from blosckit's reading), and for a
     b2nd frame python-blosc2's NDArray of it (``array_ok``,
-    ``array_digest``)."""
+    ``array_digest``).  One oracle process serves every call (``timeout``,
+    seconds, bounds each call); ``fresh=True`` starts a new one first, with
+    a new address-space layout, where a wild read that landed on mapped
+    memory last time may crash."""
+    if fresh:
+        _SERVER.close()
     with tempfile.NamedTemporaryFile(suffix=".blobs", delete=False) as f:
         for b in blobs:
             f.write(struct.pack("<i", len(b)) + bytes(b))
         path = f.name
     try:
-        out = subprocess.run([sys.executable, "-c", _WORKER, path, kind],
-                             capture_output=True, timeout=timeout, check=True).stdout
+        out = _SERVER.ask(kind, path, timeout)
     finally:
         os.unlink(path)
     if len(out) != 66 * len(blobs):
