@@ -111,11 +111,33 @@ def test_bad_inputs_are_value_errors():
     with pytest.raises(ValueError, match="VL-block"):
         build_frame([c, blosckit.compress_vlblocks([b"ab", b"cde"])])   # C-Blosc2 refuses the mix
     with pytest.raises(ValueError):
-        build_frame([c[:-1]])
-    with pytest.raises(ValueError):
         build_frame([c], metalayers={"x" * 40: b""})
     with pytest.raises(ValueError):
         compress_frame(bytes(100), chunksize=0)
+
+
+def test_a_bad_chunk_is_the_readers_format_error_under_its_index():
+    """A chunk cut short, or whose header no reader takes, gets the chunk
+    reader's rule and offset, its path under ``chunks[k]``; bytes after a
+    chunk's cbytes are not part of it (T-trailing) and are not stored."""
+    c = blosckit.compress(bytes(range(250)) * 4, typesize=4)
+    for bad, rule, offset, path in [
+            (c[:-1], "T-truncated", len(c) - 1, "chunks[1]"),
+            (c[:10], "T-truncated", 10, "chunks[1].header"),
+            (c[:12] + (-5).to_bytes(4, "little", signed=True) + c[16:], None, None, None)]:
+        with pytest.raises(blosckit.FormatError) as e:
+            build_frame([c, bad])
+        try:
+            blosckit.parse_chunk(bad)
+        except blosckit.FormatError as want:
+            assert (e.value.rule, e.value.offset) == (want.rule, want.offset)
+            assert e.value.path == want.path.replace("chunk", "chunks[1]", 1)
+        if rule is not None:
+            assert (e.value.rule, e.value.offset, e.value.path) == (rule, offset, path)
+    fr = build_frame([c, c + b"junk"])
+    assert fr == build_frame([c, c])
+    assert blosc2.schunk_from_cframe(fr)[:] == bytes(range(250)) * 8
+    assert [p for p in blosckit.validate(fr) if p.severity == "error"] == []
 
 
 @pytest.mark.parametrize("layout", [14, 13, 12, 11])

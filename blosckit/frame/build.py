@@ -30,6 +30,8 @@ from typing import Any, Iterable, Mapping
 
 from .. import native
 from ..chunk.encode import compress
+from ..chunk.read import parse_chunk
+from ..errors import FormatError
 from ..formats import chunk as fc
 from ..formats import enums
 from ..formats import frame as ff
@@ -496,15 +498,21 @@ def _flat_bytes(chunk) -> bool:
 
 
 def _chunk_view(k: int, chunk) -> tuple[Any, fc.StoredChunk]:
-    """Chunk ``k``'s bytes (not copied) and sizes; ValueError for a chunk
-    whose length is not the one its header says."""
+    """Chunk ``k``'s bytes (not copied) and sizes.  A chunk shorter than
+    its header says, or with sizes no reader takes, is the chunk reader's
+    FormatError (path under ``chunks[k]``, offset in the chunk); bytes after
+    its cbytes are not part of it (T-trailing) and are left out."""
     v = chunk if isinstance(chunk, bytes) else memoryview(chunk).cast("B")
-    if len(v) < fc.LEN_HEADER:
-        raise ValueError(f"chunk {k}: {len(v)} bytes, a chunk has at least {fc.LEN_HEADER}")
-    h = fc.stored_chunk(v)
-    if h.cbytes != len(v) or h.nbytes < 0:
-        raise ValueError(f"chunk {k}: {len(v)} bytes where its header says {h.cbytes}")
-    return v, h
+    if len(v) >= fc.LEN_HEADER:
+        h = fc.stored_chunk(v)
+        if h.cbytes == len(v) and h.nbytes >= 0:
+            return v, h
+    try:
+        parse_chunk(v)          # the reader says what is wrong with it
+    except FormatError as e:
+        raise e.relocated(0, f"chunks[{k}]") from None
+    h = fc.stored_chunk(v)      # the reader took it: bytes past its cbytes
+    return v[:h.cbytes], h
 
 
 def _meta_section(metalayers: Mapping[str, bytes], layout: int) -> bytes:
