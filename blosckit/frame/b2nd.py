@@ -564,40 +564,11 @@ def numpy():
 def _runs(shape, cshape, bshape, origin, ts: int) -> Iterator[tuple[int, int, int, int, int, int]]:
     """The byte runs of the chunk at ``origin`` that lie inside the array, as
     ``(chunk offset, array offset, run length, count, chunk step, array
-    step)``: ``count`` runs, each ``step`` further than the one before; the
-    padding of edge chunks and blocks is left out.  Trailing dimensions a
-    block spans whole, as the array does, merge into one run."""
-    if not shape:                       # a 0-d array: one item
-        yield 0, 0, ts, 1, 0, 0
-        return
-    nd = len(shape)
-    bgrid = [-(-c // b) for c, b in zip(cshape, bshape)]
-    bbytes = math.prod(bshape) * ts
-    astr = [x * ts for x in _strides(shape)]
-    bstr = [x * ts for x in _strides(bshape)]
-    cend = [o + c for o, c in zip(origin, cshape)]
-    for bi, bcorner in enumerate(_grid(bgrid)):
-        start = [o + k * b for o, k, b in zip(origin, bcorner, bshape)]
-        # the part of this block inside both the chunk and the array
-        extent = [max(0, min(b, s - st, ce - st))
-                  for b, s, st, ce in zip(bshape, shape, start, cend)]
-        if 0 in extent:
-            continue
-        # merge trailing dimensions that are whole in the block and the array
-        k = nd - 1
-        while k > 0 and extent[k] == bshape[k] == shape[k]:
-            k -= 1
-        run = math.prod(extent[k:]) * ts
-        base_src = bi * bbytes
-        base_dst = sum(st * a for st, a in zip(start, astr))
-        if k == 0:
-            yield base_src, base_dst, run, 1, 0, 0
-            continue
-        # dimension k - 1 steps by strides; those before it are walked
-        for corner in _grid(extent[:k - 1]):
-            src = base_src + sum(r * b for r, b in zip(corner, bstr))
-            dst = base_dst + sum(r * a for r, a in zip(corner, astr))
-            yield src, dst, run, extent[k - 1], bstr[k - 1], astr[k - 1]
+    step)``, block after block: :func:`block_runs` with the whole array as
+    the box (the padding of edge chunks and blocks is left out)."""
+    per_block = block_runs(cshape, bshape, origin, [0] * len(shape), shape, ts)
+    for bi in sorted(per_block):
+        yield from per_block[bi]
 
 
 class _Layout:
