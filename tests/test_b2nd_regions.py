@@ -8,12 +8,14 @@ from __future__ import annotations
 import math
 import re
 import struct
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import blosckit
+from blosckit.frame import b2nd as b2nd_module
 from helpers import LONG
 from oracles import oracle
 
@@ -98,6 +100,13 @@ def test_regions_are_python_blosc2s_and_decode_only_their_blocks(n, data):
         assert b.blocks_decoded == _touched_blocks(shape, chunks, blocks, key), key
     else:
         assert b.blocks_decoded == 0
+    # the same blocks shared among threads (started even for these small
+    # regions), into the same items
+    t = blosckit.open_frame(frame).b2nd
+    with mock.patch.object(b2nd_module, "_BYTES_PER_THREAD", 1):
+        threaded = t.region(key, nthreads=3)
+    assert threaded.shape == want.shape and (threaded == want).all(), key
+    assert t.blocks_decoded == b.blocks_decoded
 
 
 @pytest.mark.parametrize("n", range(len(CASES)))
@@ -127,6 +136,10 @@ def test_big_blocks_threads_and_blocks_decoded_straight_into_place():
         for nthreads in (1, 2):
             assert (b.array(nthreads=nthreads) == arr[...]).all()
         assert (b[17:250, 3:600] == arr[17:250, 3:600]).all()
+        assert (b.region((slice(17, 250), slice(3, 600)), nthreads=2) ==
+                arr[17:250, 3:600]).all()
+    with pytest.raises(ValueError):
+        b.region((slice(0, 2),), nthreads=0)
 
 
 @pytest.mark.parametrize("codec, filters", [

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["B2nd", "b2nd_meta", "chunk_data", "chunk_items", "iter_chunk_data", "compress_b2nd"]
 
 _GROUP = 8 << 20            # bytes of chunks per native call of a whole read
-_BYTES_PER_THREAD = 256 << 10   # less output than this per thread: not worth a thread
+_BYTES_PER_THREAD = 256 << 10   # fewer bytes to decode per thread: not worth a thread
 # outputs above this many bytes are allocated once the first chunk passed its
 # checks (smaller ones cost less than that look)
 _CHECK_FIRST = 1 << 20
@@ -271,7 +271,8 @@ class B2nd:
         table = fast_table()
         bases = memoryview(plans.bases)[sel.start:sel.stop]
         chosen = memoryview(plans.chunk_plan)[sel.start:sel.stop]
-        threads = max(1, min(nthreads, len(out) // _BYTES_PER_THREAD))
+        blocks = len(sel) * nb if whole else plans.blocks_with_runs(sel)
+        threads = max(1, min(nthreads, blocks * bb // _BYTES_PER_THREAD))
         batch = f.native_batch() if isinstance(chunks, range) else None
         if batch is not None:
             section, _, table = batch
@@ -346,8 +347,15 @@ class B2nd:
     def __getitem__(self, key):
         """The region ``key`` (NumPy basic indexing: integers, slices with
         any step, ``...``) as a ``numpy.ndarray`` of the stored dtype;
-        only the chunks the region touches are decoded.  IndexError for an
-        index out of range or too many of them, as NumPy."""
+        only the chunks the region touches are decoded, and in them only
+        the blocks it touches.  IndexError for an index out of range or too
+        many of them, as NumPy.  :meth:`region` with threads."""
+        return self.region(key)
+
+    def region(self, key, *, nthreads: int = 1):
+        """``self[key]`` with the blocks to decode spread over ``nthreads``
+        threads (one for regions of less than 256 KiB of blocks)."""
+        _check_threads(nthreads)
         dtype = self.numpy_dtype()
         ranges, drop = _region(key, self.shape)
         # a range's ends by its first and last index (min() and max() would
@@ -355,7 +363,7 @@ class B2nd:
         lo = [min(r[0], r[-1]) if r else 0 for r in ranges]
         hi = [max(r[0], r[-1]) + 1 if r else 0 for r in ranges]
         stepped = any(abs(r.step) > 1 for r in ranges)
-        box = self._box(lo, hi, dtype, ranges if stepped else None)
+        box = self._box(lo, hi, dtype, ranges if stepped else None, nthreads)
         # the box spans each range's first to last index: its steps remain
         picked = box[tuple(0 if d in drop else slice(None, None, r.step)
                            for d, r in enumerate(ranges))]
@@ -413,7 +421,7 @@ class B2nd:
         return [p.relocated(self.offset, self.path) for p in sink.problems]
 
     def _box(self, lo: Sequence[int], hi: Sequence[int], dtype,
-             picks: Sequence[range] | None = None):
+             picks: Sequence[range] | None = None, nthreads: int = 1):
         """The items of the box ``lo``..``hi`` (per dimension), from the
         chunks that hold them; allocated once the checks and the first
         chunk have shown the sizes real (those chunks cover every item).
@@ -425,7 +433,7 @@ class B2nd:
         if 0 in shape:
             return numpy().empty(shape, dtype)
         if self._native_ready():
-            return self._native_box(lo, hi, shape, dtype, picks)
+            return self._native_box(lo, hi, shape, dtype, picks, nthreads)
         box = None
         for ci, origin in self._chunks_in_box(lo, hi):
             chunk = chunk_items(self._chunk(ci), self.chunkshape, self.blockshape, dtype)
@@ -449,7 +457,7 @@ class B2nd:
             yield (sum(x * s for x, s in zip(k, strides)),
                    [x * c for x, c in zip(k, self.chunkshape)])
 
-    def _native_box(self, lo, hi, shape, dtype, picks):
+    def _native_box(self, lo, hi, shape, dtype, picks, nthreads: int):
         """:meth:`_box` by the native kernel: only the blocks holding wanted
         items are decoded, each straight into the box or through one block
         of scratch."""
@@ -465,7 +473,7 @@ class B2nd:
         if math.prod(shape) * ts > _CHECK_FIRST:
             self._first_checked(chunks[0])
         box = numpy().empty(shape, dtype)
-        self._read_chunks(plans, chunks, box.reshape(-1).view("u1"), 0, 1,
+        self._read_chunks(plans, chunks, box.reshape(-1).view("u1"), 0, nthreads,
                           sel=range(len(chunks)))
         return box
 

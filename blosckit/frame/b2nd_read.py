@@ -123,6 +123,7 @@ class Plans:
         self.block_runs = array_("i")
         self.chunk_plan = array_("i")
         self.bases = array_("q")
+        self.used = array_("i")          # per plan: the blocks that hold runs
 
     def add(self, runs_of, base: int) -> bool:
         """Add a chunk whose plan is ``runs_of()`` (:func:`block_runs`), at
@@ -149,7 +150,13 @@ class Plans:
             for run in runs:
                 self.runs.extend(run)
         self.block_runs.extend(accumulate(counts))
+        self.used.append(len(per_block))
         return p
+
+    def blocks_with_runs(self, sel: range) -> int:
+        """How many blocks the chunks ``sel`` (entries, in the order added)
+        have runs in: the blocks a region read decodes."""
+        return sum(self.used[p] for p in self.chunk_plan[sel.start:sel.stop])
 
     def runs_of(self, i: int) -> array_:
         """The runs of the ``i``-th chunk added (for :func:`native.copy_runs`
