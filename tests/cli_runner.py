@@ -1,5 +1,7 @@
-"""``python -m blosckit ARGS`` for the command-line tests, without paying the
-interpreter's start-up and blosckit's imports on every run.
+"""``python -m blosckit ARGS`` for the command-line tests, and ``python -c
+CODE ARGS`` for the tests that ask python-blosc2 about a blob in a child of
+its own (damaged blobs may crash C-Blosc2), without paying the
+interpreter's start-up and the imports on every run.
 
 A server process (this file, run as a script) imports blosckit once; for
 each run it forks a child that puts the run's files on file descriptors 0,
@@ -9,12 +11,16 @@ a process of its own, with its own exit status, standard streams and
 nothing left from earlier runs; what it skips is about 0.3 s of start-up.
 Runs may overlap (the server does not wait for one child before forking
 the next).  ``tests/test_cli.py`` keeps runs of the real ``python -m
-blosckit`` and ``blosckit`` commands.
+blosckit`` and ``blosckit`` commands.  The ``python -c`` runs have a server
+of their own (``--python-blosc2``), which has imported python-blosc2 and
+NumPy instead of blosckit; not for children that must be fresh in other
+ways (memory limits: a child inherits the server's mappings; import order).
 
 Protocol: one JSON request per line on the server's stdin ``{"id", "argv",
-"cwd", "stdin", "stdout", "stderr", "timeout"}`` (file paths; stdin may be
-null), one JSON reply per line on its stdout ``{"id", "status"}`` (a child
-killed by a signal -N, as subprocess reports it).
+"code", "cwd", "stdin", "stdout", "stderr", "timeout"}`` (file paths; stdin
+may be null; code null for a ``-m blosckit`` run), one JSON reply per line
+on its stdout ``{"id", "status"}`` (a child killed by a signal -N, as
+subprocess reports it).
 """
 from __future__ import annotations
 
@@ -40,7 +46,8 @@ from pathlib import Path
 
 
 def _child(req: dict) -> None:
-    """In the forked child: become ``python -m blosckit ARGV``; never returns."""
+    """In the forked child: become ``python -m blosckit ARGV`` (or ``python
+    -c CODE ARGV``); never returns."""
     import runpy
     import traceback
     status = 1
@@ -66,9 +73,14 @@ def _child(req: dict) -> None:
         sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)      # as the interpreter sets it
-        sys.argv = ["-m", *req["argv"]]
         try:
-            runpy.run_module("blosckit", run_name="__main__", alter_sys=True)
+            if req["code"] is None:
+                sys.argv = ["-m", *req["argv"]]
+                runpy.run_module("blosckit", run_name="__main__", alter_sys=True)
+            else:
+                sys.argv = ["-c", *req["argv"]]
+                exec(compile(req["code"], "<string>", "exec"),
+                     {"__name__": "__main__", "__builtins__": __builtins__})
             status = 0
         except SystemExit as e:
             # the interpreter's rules for the exit status
@@ -93,9 +105,12 @@ def _child(req: dict) -> None:
         os._exit(status)
 
 
-def serve() -> None:
+def serve(python_blosc2: bool) -> None:
     """Read requests on stdin; fork a child per run; reply with its status."""
-    import blosckit.cli                    # noqa: F401 (the imports the runs skip)
+    if python_blosc2:
+        import blosc2                      # noqa: F401 (the imports the runs skip)
+    else:
+        import blosckit.cli                # noqa: F401
     try:
         import numpy                       # noqa: F401 (blosckit imports it where needed)
     except ImportError:
@@ -136,8 +151,8 @@ def serve() -> None:
 # ---------------------------------------------------------------------------
 
 class _Server:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE,
+    def __init__(self, flags: list[str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, *flags], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, bufsize=1)
         self.lock = threading.Lock()
         self.waiting: dict[str, Future] = {}
@@ -155,29 +170,54 @@ class _Server:
             for fut in self.waiting.values():
                 fut.set_exception(RuntimeError("the blosckit run server ended"))
 
-    def run(self, argv: list[str], stdin: Path | None, stdout: Path, stderr: Path,
-            timeout: float) -> int:
+    def run(self, argv: list[str], code: str | None, stdin: Path | None, stdout: Path,
+            stderr: Path, timeout: float) -> int:
         fut: Future = Future()
         with self.lock:
             rid = str(next(self.ids))
             self.waiting[rid] = fut
             self.proc.stdin.write(json.dumps({
-                "id": rid, "argv": argv, "cwd": os.getcwd(),
+                "id": rid, "argv": argv, "code": code, "cwd": os.getcwd(),
                 "stdin": None if stdin is None else str(stdin), "stdout": str(stdout),
                 "stderr": str(stderr), "timeout": timeout}) + "\n")
             self.proc.stdin.flush()
-        status = fut.result(timeout=timeout + 60)
-        if status == -signal.SIGKILL:
-            raise subprocess.TimeoutExpired(["python", "-m", "blosckit", *argv], timeout)
-        return status
+        return fut.result(timeout=timeout + 60)
 
     def close(self) -> None:
         self.proc.stdin.close()
         self.proc.wait(timeout=60)
 
 
-_server: _Server | None = None
+_servers: dict[bool, _Server] = {}          # by python_blosc2
 _server_lock = threading.Lock()
+
+
+def _run(cmd: list[str], argv: list[str], code: str | None, input: bytes | str | None,
+         text: bool, timeout: float) -> subprocess.CompletedProcess:
+    """What ``subprocess.run(cmd, capture_output=True, text=text,
+    input=input, timeout=timeout)`` gives, from a forked run."""
+    with _server_lock:
+        server = _servers.get(code is not None)
+        if server is None:
+            server = _servers[code is not None] = _Server(
+                ["--python-blosc2"] if code is not None else [])
+            atexit.register(server.close)
+    with tempfile.TemporaryDirectory(prefix="blosckit-run-") as d:
+        files = Path(d)
+        stdin = None
+        if input is not None:
+            stdin = files / "stdin"
+            stdin.write_bytes(input.encode() if isinstance(input, str) else bytes(input))
+        status = server.run(argv, code, stdin, files / "stdout", files / "stderr", timeout)
+        out, err = (files / "stdout").read_bytes(), (files / "stderr").read_bytes()
+    if text:
+        # as subprocess decodes with text=True: the locale's encoding,
+        # universal newlines
+        out, err = (io.TextIOWrapper(io.BytesIO(b), encoding=locale.getpreferredencoding(False))
+                    .read() for b in (out, err))
+    if status == -signal.SIGKILL:
+        raise subprocess.TimeoutExpired(cmd, timeout, out, err)
+    return subprocess.CompletedProcess(cmd, status, out, err)
 
 
 def blosckit(*args, input: bytes | str | None = None, text: bool = True,
@@ -185,28 +225,21 @@ def blosckit(*args, input: bytes | str | None = None, text: bool = True,
     """What ``subprocess.run([python, "-m", "blosckit", *args],
     capture_output=True, text=text, input=input, timeout=timeout)`` gives,
     from a forked run."""
-    global _server
-    with _server_lock:
-        if _server is None:
-            _server = _Server()
-            atexit.register(_server.close)
     argv = [str(a) for a in args]
-    with tempfile.TemporaryDirectory(prefix="blosckit-run-") as d:
-        files = Path(d)
-        stdin = None
-        if input is not None:
-            stdin = files / "stdin"
-            stdin.write_bytes(input.encode() if isinstance(input, str) else bytes(input))
-        status = _server.run(argv, stdin, files / "stdout", files / "stderr", timeout)
-        out, err = (files / "stdout").read_bytes(), (files / "stderr").read_bytes()
-    if text:
-        # as subprocess decodes with text=True: the locale's encoding,
-        # universal newlines
-        out, err = (io.TextIOWrapper(io.BytesIO(b), encoding=locale.getpreferredencoding(False))
-                    .read() for b in (out, err))
-    return subprocess.CompletedProcess([sys.executable, "-m", "blosckit", *argv], status,
-                                       out, err)
+    return _run([sys.executable, "-m", "blosckit", *argv], argv, None, input, text, timeout)
+
+
+def python(code: str, *args, input: bytes | str | None = None, text: bool = False,
+           timeout: float = 120, check: bool = False) -> subprocess.CompletedProcess:
+    """What ``subprocess.run([python, "-c", code, *args], capture_output=True,
+    text=text, input=input, timeout=timeout, check=check)`` gives, forked
+    from an interpreter that has imported python-blosc2 and NumPy."""
+    argv = [str(a) for a in args]
+    r = _run([sys.executable, "-c", code, *argv], argv, code, input, text, timeout)
+    if check:
+        r.check_returncode()
+    return r
 
 
 if __name__ == "__main__":
-    serve()
+    serve(sys.argv[1:] == ["--python-blosc2"])

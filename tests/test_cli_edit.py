@@ -16,7 +16,6 @@ import blosckit
 import cli_runner
 from blosckit.frame.edit import EditableFrame, FileIO
 from blosckit.frame.journal import journal_path
-import forked
 from oracles import oracle
 
 np = oracle("numpy")
@@ -40,7 +39,7 @@ def _python_blosc2(path: Path) -> tuple[bytes, dict, dict]:
     code = ("import sys, json, blosc2\ns = blosc2.open(sys.argv[1])\n"
             "print(json.dumps([bytes(s[:]).hex(), {k: s.meta[k] for k in s.meta.keys()},"
             " s.vlmeta[:]]))")
-    r = forked.run(code, str(path), text=True, check=True, timeout=120)
+    r = cli_runner.python(code, str(path), text=True, check=True, timeout=120)
     data, meta, vlmeta = json.loads(r.stdout)
     return bytes.fromhex(data), meta, vlmeta
 
@@ -70,7 +69,7 @@ def test_append_compresses_files_with_the_frames_parameters(tmp_path, contiguous
             "s.append_data(np.arange(100, 1100, dtype='<i4'))\n"
             "a = np.arange(2500, dtype='<i4') * 2\n"
             "[s.append_data(a[i:i + 1000]) for i in range(0, 2500, 1000)]\n")
-    forked.run(code, str(twin), check=True, timeout=120)
+    cli_runner.python(code, str(twin), check=True, timeout=120)
     if contiguous:
         assert f.read_bytes() == twin.read_bytes()
     else:

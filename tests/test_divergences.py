@@ -12,7 +12,7 @@ import pytest
 import blosckit
 from blosckit.tools import divergences
 
-import forked
+import cli_runner
 from oracles import oracle
 
 np = oracle("numpy")
@@ -80,7 +80,7 @@ def test_v1_lazy_value_past_end():
     # C-Blosc2 reads past the input: run it in a child process
     code = ("import sys, blosc2; c = sys.stdin.buffer.read(); "
             "sys.stdout.write(str(len(blosc2.decompress2(c))))")
-    run = forked.run(code, input=chunk)
+    run = cli_runner.python(code, input=chunk)
     assert run.returncode != 0 or run.stdout == b"16384"    # C-Blosc2 returns data
 
 
@@ -390,7 +390,7 @@ def _c_blosc2_reads_vl(chunk: bytes, *nthreads: int) -> list[tuple[list[bytes], 
     ``nthreads`` (default: one thread), in a fresh process (its decompression
     context keeps state from earlier chunks): each block (vldecompress), then
     the whole chunk (decompress)."""
-    lines = forked.run(_VL_READ, *map(str, nthreads or (1,)), input=chunk.hex(), text=True,
+    lines = cli_runner.python(_VL_READ, *map(str, nthreads or (1,)), input=chunk.hex(), text=True,
                       timeout=60, check=True).stdout.splitlines()
     return [([bytes.fromhex(b) for b in blocks.split()], bytes.fromhex(whole))
             for blocks, whole in zip(lines[::2], lines[1::2])]

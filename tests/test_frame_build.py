@@ -15,7 +15,7 @@ import blosckit
 from blosckit.frame.build import build_frame
 from blosckit.frame.writer import compress_frame
 from blosckit.frame.sframe import to_sframe
-import forked
+import cli_runner
 from oracles import oracle
 
 np = oracle("numpy")
@@ -465,7 +465,7 @@ print("opened")
 def _python_blosc2_refuses(frame: bytes) -> None:
     """python-blosc2 cannot open ``frame``: it raises, or C-Blosc2 crashes
     on it now and then, so it is asked in a child process."""
-    child = forked.run(_OPEN_COPY, frame.hex(), text=True, timeout=120)
+    child = cli_runner.python(_OPEN_COPY, frame.hex(), text=True, timeout=120)
     assert child.returncode != 0 and "opened" not in child.stdout, child
 
 

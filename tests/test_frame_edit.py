@@ -15,7 +15,7 @@ import pytest
 import blosckit
 from blosckit.frame.edit import EditableFrame, FileIO
 from blosckit.frame.journal import journal_path, temporary
-import forked
+import cli_runner
 from oracles import oracle
 
 np = oracle("numpy")
@@ -135,13 +135,13 @@ def _snapshot(path: Path):
 
 
 def _python_blosc2_edits(jobs: list[tuple[Path, str]]) -> None:
-    forked.run(_EDIT, json.dumps({k: v.hex() for k, v in CHUNKS.items()}),
+    cli_runner.python(_EDIT, json.dumps({k: v.hex() for k, v in CHUNKS.items()}),
               input=json.dumps([(str(p), code) for p, code in jobs]), text=True,
               check=True, timeout=300)
 
 
 def _python_blosc2_reads(paths: list[Path]) -> list[list[bytes]]:
-    r = forked.run(_READ, input=json.dumps([str(p) for p in paths]), text=True, check=True,
+    r = cli_runner.python(_READ, input=json.dumps([str(p) for p in paths]), text=True, check=True,
                   timeout=300)
     return [[bytes.fromhex(c) for c in chunks] for chunks in json.loads(r.stdout)]
 

@@ -39,7 +39,7 @@ from blosckit.formats import chunk as fc
 from blosckit.formats import frame as ff
 from blosckit.tools.salvage import salvage
 from helpers import oracle_verdicts
-import forked
+import cli_runner
 from oracles import oracle
 
 np = oracle("numpy")
@@ -376,7 +376,7 @@ def test_b2nd_chunk_against_the_padded_chunk_validate_agrees_with_the_reader(c_b
 
 
 def _in_child(code: str, *args: str) -> subprocess.CompletedProcess:
-    return forked.run(code, *args, text=True, timeout=300)
+    return cli_runner.python(code, *args, text=True, timeout=300)
 
 
 def test_deep_validate_scratch_is_bounded_by_the_frame():

@@ -21,7 +21,6 @@ import blosckit
 import cli_runner
 from blosckit.formats import chunk as fc
 from blosckit.formats.rules import RULES
-import forked
 from oracles import oracle
 
 blosc2 = oracle("blosc2")
@@ -74,7 +73,7 @@ def _python_blosc2_refuses(path: Path, read: str) -> bool:
     """python-blosc2 (in a child: damaged frames can crash it) fails to
     open ``path`` and run ``read`` on it (``s``: the opened object)."""
     code = f"import sys, blosc2\ns = blosc2.open(sys.argv[1])\n{read}\n"
-    r = forked.run(code, str(path), timeout=120)
+    r = cli_runner.python(code, str(path), timeout=120)
     return r.returncode != 0
 
 

@@ -15,7 +15,7 @@ import helpers
 from frame_corpus import all_cases
 from helpers import oracle_verdicts
 import native_probes
-import forked
+import cli_runner
 from oracles import oracle
 
 np = oracle("numpy")
@@ -474,7 +474,7 @@ def test_variable_size_frames_warn_of_the_slice_reader_crash():
     for n in (1000, 500, 1000):
         sc.append_data(np.arange(n, dtype="<i4"))
     frame = bytes(sc.to_cframe())
-    child = forked.run(_SLICE_ALL, frame.hex(), text=True, timeout=120)
+    child = cli_runner.python(_SLICE_ALL, frame.hex(), text=True, timeout=120)
     assert child.returncode == -signal.SIGFPE, child
     at = blosckit.formats.frame.HEADER.offset("chunksize")
     assert [(p.severity, p.rule, p.offset, p.path) for p in blosckit.validate(frame)] == \
@@ -529,7 +529,7 @@ def test_a_filters_meta_byte_python_blosc2_cannot_reapply_is_v23(tmp_path):
     frame[at] = 200
     path = tmp_path / "m.b2frame"
     path.write_bytes(frame)
-    child = forked.run(_OPEN_PATH, str(path), text=True, timeout=120)
+    child = cli_runner.python(_OPEN_PATH, str(path), text=True, timeout=120)
     assert child.returncode != 0 and "OverflowError" in child.stderr
     assert [(p.severity, p.rule, p.offset, p.path) for p in blosckit.validate(bytes(frame))] \
         == [("warning", "V23", at, "frame.header.filter_pipeline.filters_meta[0]")]
