@@ -25,7 +25,7 @@ from . import ctx_get, fast_format, fast_parser, inner
 from . import enums, signatures
 from .layout import Layout
 from .rules import OFFSETS, RaiseFirst, rule
-from .truncation import INPUT, TRUNCATION_RULES, Truncation, needed
+from .truncation import INPUT, TRUNCATION_RULES, Truncation, needed  # noqa: F401 (INPUT: fc.INPUT)
 
 # ---------------------------------------------------------------------------
 # specs/chunk.md#header -- the 16-byte header shared by every version
