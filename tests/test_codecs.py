@@ -141,6 +141,18 @@ def test_fallback_reported_and_round_trips(monkeypatch, codec):
         assert blosc2.decompress2(chunk) == data
 
 
+@pytest.mark.parametrize("clevel", range(1, 10))
+def test_zstd_at_every_level_writes_the_c_libraries_bytes(clevel):
+    """Data whose zstd stream changes with the level: every Blosc level asks
+    for the zstd level C-Blosc2 asks for (Blosc 8 is zstd 15: C-Blosc's
+    "8 -> max - 2" line tests the level after mapping and never applies)."""
+    data = bytes((x * 7919 >> 5) % 4 for x in range(40_960))
+    mine = blosckit.compress(data, typesize=1, codec="zstd", clevel=clevel, filters=())
+    theirs = blosc2.compress2(data, typesize=1, codec=blosc2.Codec.ZSTD, clevel=clevel,
+                              filters=[blosc2.Filter.NOFILTER], filters_meta=[0])
+    assert mine == theirs
+
+
 @pytest.mark.parametrize("clevel", (1, 5, 8, 9))
 def test_zstd_fallback_uses_c_blosc2_levels(monkeypatch, clevel):
     # both paths ask zstd for the same level (9 at clevel 5), so they write

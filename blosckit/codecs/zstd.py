@@ -32,13 +32,14 @@ def _api():
 
 
 def zstd_level(clevel: int) -> int:
-    """The zstd level C-Blosc asks for at Blosc level ``clevel``."""
-    lib = _api()[1]
-    top = lib.ZSTD_maxCLevel() if lib is not None else _zstd.MAX_COMPRESSION_LEVEL
+    """The zstd level C-Blosc asks for at Blosc level ``clevel``: 2 *
+    clevel - 1, the library's maximum at 9.  (C-Blosc's wrapper then moves
+    a zstd level of 8 to the maximum less 2, but it tests the level after
+    mapping, which is odd or the maximum: that line never applies, so Blosc
+    level 8 is zstd level 15.)"""
     if clevel >= 9:
-        return top
-    if clevel == 8:
-        return top - 2
+        lib = _api()[1]
+        return lib.ZSTD_maxCLevel() if lib is not None else _zstd.MAX_COMPRESSION_LEVEL
     return clevel * 2 - 1
 
 
