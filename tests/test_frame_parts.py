@@ -486,3 +486,44 @@ def test_the_corpus_holds_each_lie_with_its_verdict(tmp_path):
                                     if q.severity == e["lie"]["severity"]}, e
         if e["lie"]["severity"] == "error":
             assert e["expect"]["reject"]["rule"] == e["lie"]["rule"], e
+
+
+@pytest.mark.parametrize("leave", [
+    "offsets", "trailer", "header", "header.general_flags", "header.codec_flags",
+    "header.other_flags", "header.filter_pipeline", "header.typesize", "header.blocksize",
+    "header.chunksize", "header.frame_type", "header.nthreads_c", "trailer.version",
+    "trailer.fingerprint", "trailer.fingerprint_type"])
+def test_any_field_left_none_is_what_the_builder_writes(leave):
+    """A field (or a whole part) set to None comes back as the builder
+    writes it for the stored chunks: on a frame the builder made, the same
+    bytes, which python-blosc2 reads."""
+    a = np.arange(3000, dtype="<i4")
+    fr = blosckit.compress_frame(a, chunksize=4000, codec="lz4", typesize=4,
+                                 metalayers={"m": msgpack.packb(1)},
+                                 vlmetalayers={"v": msgpack.packb(2)})
+    parts = blosckit.frame_parts(fr)
+    where, _, name = leave.partition(".")
+    if name:
+        getattr(parts, where)[name] = None
+    else:
+        setattr(parts, where, None)
+    out = parts.build()
+    assert out == fr
+    assert blosc2.schunk_from_cframe(out)[:] == a.tobytes()
+
+
+def test_none_parts_of_a_frame_without_chunks_and_bad_entries():
+    parts = blosckit.frame_parts(blosckit.build_frame([]))
+    parts.header = parts.trailer = parts.offsets = None
+    assert parts.build() == blosckit.build_frame([])
+    data = bytes(range(250)) * 16
+    parts = blosckit.frame_parts(blosckit.compress_frame(data, chunksize=1000))
+    parts.offsets[1] = None
+    with pytest.raises(ValueError, match=r"offsets\[1\]"):
+        parts.build()
+    # chunks the builder refuses leave nothing to compute a field from
+    parts = blosckit.frame_parts(blosckit.compress_frame(data, chunksize=1000))
+    parts.chunks = [c[:-1] for c in parts.chunks]
+    parts.header["typesize"] = None
+    with pytest.raises(ValueError, match="cannot be computed"):
+        parts.build(check=False)

@@ -6,9 +6,10 @@ field").
 :func:`frame_parts` splits a contiguous frame into its header fields, the
 chunks section (as pieces in storage order), the raw offsets index
 entries, the metalayers, the vlmetalayers (their stored chunks) and the
-trailer fields.  :meth:`FrameParts.build` writes them back: a field left
-None is computed from the bytes it describes, any other is written as
-given.  With nothing changed the input comes back byte for byte: every
+trailer fields.  :meth:`FrameParts.build` writes them back: a size left
+None is computed from the bytes it describes, any other field left None
+(or a whole part) is what the builder writes for the stored chunks, and
+any other is written as given.  With nothing changed the input comes back byte for byte: every
 structure is composed through its declaration in
 :mod:`blosckit.formats.frame` and the builders of :mod:`.build`, and a
 section the composer would lay out otherwise than the input did (a
@@ -26,6 +27,7 @@ from __future__ import annotations
 import copy
 import os
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import construct as cs
@@ -34,7 +36,7 @@ from ..errors import FormatError
 from ..formats import chunk as fc
 from ..formats import frame as ff
 from ..formats.rules import RaiseFirst
-from .build import _section, compress_index, stored_trailer_body
+from .build import _section, build_frame, compress_index, stored_trailer_body
 from .read import open_frame
 
 __all__ = ["FrameParts", "frame_parts"]
@@ -105,13 +107,67 @@ class FrameParts:
         ``frame_len``, ``trailer_len`` (the bytes written), ``nbytes`` (each
         stored chunk's nbytes as its header says, the header's chunksize for
         a special entry), ``has_vlmetalayers``, the metalayer sections' idx,
-        value offsets and lengths, the index chunk.  ``check=True``:
+        value offsets and lengths, the index chunk.  Any other field left
+        None, nested or whole (``header``, ``trailer``, ``offsets``: one
+        entry per piece of ``chunks``, ``metalayers``, ``vlmetalayers``:
+        none), is what :func:`~.build.build_frame` writes for the stored
+        chunks; ValueError when the builder refuses them.  ``check=True``:
         ValueError (naming the field by its path and the rule) for a frame
         the reader refuses; ``check=False`` writes any value a field can
         hold."""
         layout = self.layout
         if layout not in ff.FRAME_HEADERS:
             raise ValueError(f"layout must be one of {sorted(ff.FRAME_HEADERS)}, got {layout!r}")
+        return self._filled()._compose_frame(check)
+
+    def _filled(self) -> FrameParts:
+        """A copy with the fields left None that the bytes do not size
+        given what the builder writes (:func:`~.build.build_frame` of the
+        stored chunks): no metalayers, an offset per piece of the chunks
+        section, the builder's trailer, and every header field the
+        builder derives from the chunks (typesize, codec, filters, flags,
+        chunk and block sizes...)."""
+        out = copy.copy(self)
+        out.metalayers = {} if self.metalayers is None else self.metalayers
+        out.vlmetalayers = {} if self.vlmetalayers is None else self.vlmetalayers
+        out.chunks = [] if self.chunks is None else self.chunks
+        if self.offsets is None:
+            starts = accumulate((len(c) for c in out.chunks), initial=0)
+            out.offsets = list(starts)[:len(out.chunks)]
+        for i, entry in enumerate(out.offsets):
+            if type(entry) is not int:
+                raise ValueError(f"offsets[{i}]: an int (an index entry), got {entry!r}")
+        trailer = dict.fromkeys(_TRAILER_FIELDS) if self.trailer is None else dict(self.trailer)
+        header = None if self.header is None else copy.deepcopy(self.header)
+        if header is None or _has_none(trailer, ("trailer_len",)) or \
+                _has_none(header, COMPUTED_HEADER):
+            ref = out._reference_parts()
+            if header is None:
+                header = dict.fromkeys(ref.header)
+            _fill(trailer, ref.trailer, ("trailer_len",))
+            _fill(header, ref.header, COMPUTED_HEADER)
+        out.trailer, out.header = trailer, header
+        return out
+
+    def _reference_parts(self) -> FrameParts:
+        """The parts of what the builder writes for these stored chunks
+        (those the offsets point at, in order) and metalayers."""
+        chunks = []
+        section = b"".join(bytes(c) for c in self.chunks)
+        for entry in self.offsets:
+            if 0 <= entry and entry + fc.LEN_HEADER <= len(section):
+                chunks.append(section[entry:entry + fc.stored_chunk(
+                    section[entry:entry + fc.LEN_HEADER]).cbytes])
+        try:
+            ref = build_frame(chunks, metalayers=self.metalayers or None,
+                              layout=self.layout)
+        except ValueError as e:         # FormatError included
+            raise ValueError(f"fields left None cannot be computed from these chunks: {e}") \
+                from None
+        return frame_parts(ref)
+
+    def _compose_frame(self, check: bool) -> bytes:
+        layout = self.layout
         meta = b""
         if layout in ff.LAYOUT_WITH_METALAYERS:
             meta = self._kept("metalayers", lambda: _section(
@@ -182,6 +238,24 @@ class FrameParts:
             elif entry + fc.LEN_HEADER <= len(section):
                 total += fc.stored_chunk(section[entry:entry + fc.LEN_HEADER]).nbytes
         return total
+
+
+_TRAILER_FIELDS = ("version", "trailer_len", "fingerprint_type", "fingerprint")
+
+
+def _has_none(values: dict[str, Any], computed: tuple[str, ...]) -> bool:
+    """Some field of ``values`` (nested) other than ``computed`` is None."""
+    return any(v is None and k not in computed or isinstance(v, dict) and _has_none(v, ())
+               for k, v in values.items())
+
+
+def _fill(values: dict[str, Any], ref: dict[str, Any], computed: tuple[str, ...]) -> None:
+    """Each None of ``values`` (nested) but ``computed`` set to ``ref``'s."""
+    for k, v in values.items():
+        if v is None and k not in computed:
+            values[k] = copy.deepcopy(ref[k])
+        elif isinstance(v, dict):
+            _fill(v, ref[k], ())
 
 
 def _no_index() -> dict[str, Any]:
