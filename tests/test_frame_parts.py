@@ -527,3 +527,15 @@ def test_none_parts_of_a_frame_without_chunks_and_bad_entries():
     parts.header["typesize"] = None
     with pytest.raises(ValueError, match="cannot be computed"):
         parts.build(check=False)
+
+
+def test_an_open_frame_is_taken_apart_as_its_bytes(tmp_path):
+    fr = blosckit.compress_frame(bytes(range(250)) * 16, chunksize=1000)
+    (tmp_path / "a.b2frame").write_bytes(fr)
+    assert blosckit.frame_parts(blosckit.open_frame(fr)).build() == fr
+    with blosckit.open_frame(tmp_path / "a.b2frame") as f:
+        assert blosckit.frame_parts(f).build() == fr
+    blosckit.to_sframe(fr, tmp_path / "s.b2frame")
+    with blosckit.open_frame(tmp_path / "s.b2frame") as f, \
+            pytest.raises(ValueError, match="sparse frame directory"):
+        blosckit.frame_parts(f)

@@ -37,7 +37,7 @@ from ..formats import chunk as fc
 from ..formats import frame as ff
 from ..formats.rules import RaiseFirst
 from .build import _section, build_frame, compress_index, stored_trailer_body
-from .read import open_frame
+from .read import Frame, open_frame
 
 __all__ = ["FrameParts", "frame_parts"]
 
@@ -349,11 +349,17 @@ def _pieces(section: bytes, offsets: list[int]) -> list[bytes]:
 
 
 def frame_parts(frame) -> FrameParts:
-    """A contiguous frame (bytes-like, or the path of a cframe file) as its
-    parts (:class:`FrameParts`); ``build()`` puts them back byte for byte.
-    FormatError for a frame the reader refuses (its header, metalayers,
-    offsets index or trailer), ValueError for a sparse frame directory."""
-    if isinstance(frame, (str, os.PathLike)):
+    """A contiguous frame (bytes-like, the path of a cframe file, or an open
+    :class:`~.read.Frame` of one) as its parts (:class:`FrameParts`);
+    ``build()`` puts them back byte for byte.  FormatError for a frame the
+    reader refuses (its header, metalayers, offsets index or trailer),
+    ValueError for a sparse frame directory."""
+    if isinstance(frame, Frame):
+        if frame.directory is not None:
+            raise ValueError(f"{os.fspath(frame.directory)!r} is a sparse frame directory: "
+                             "frame_parts takes a contiguous frame")
+        buf = bytes(frame.buffer[:frame.fields.frame_len])
+    elif isinstance(frame, (str, os.PathLike)):
         if os.path.isdir(frame):
             raise ValueError(f"{os.fspath(frame)!r} is a sparse frame directory: frame_parts "
                              "takes a contiguous frame")
