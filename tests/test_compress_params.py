@@ -101,10 +101,11 @@ def test_vlblocks_typesize_from_the_blocks():
     chunk = compress_vlblocks(blocks)
     assert parse_chunk(chunk).typesize == 4
     assert blosckit.decompress(chunk) == b"".join(b.tobytes() for b in blocks)
-    with pytest.raises(ValueError, match="typesize"):
-        compress_vlblocks([np.arange(4, dtype="<i4"), b"abc"])
-    assert parse_chunk(compress_vlblocks([np.arange(4, dtype="<i4"), b"abc"],
-                                         typesize=1)).typesize == 1
+    # blocks of different item sizes: API.md's default, 1 (each block's bytes)
+    mixed = [np.arange(4, dtype="<i4"), b"abc"]
+    assert compress_vlblocks(mixed) == compress_vlblocks(mixed, typesize=1)
+    assert parse_chunk(compress_vlblocks(mixed)).typesize == 1
+    assert blosckit.decompress(compress_vlblocks(mixed)) == mixed[0].tobytes() + b"abc"
 
 
 # --- threads ------------------------------------------------------------------

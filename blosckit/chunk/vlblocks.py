@@ -22,8 +22,8 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int | None = None,
     """A version-6 chunk with one variable-length block per entry of
     ``blocks`` (each at least one byte), as C-Blosc2's
     ``blosc2_vlcompress_ctx`` writes it.  ``typesize`` (bytes per item) None
-    takes the item size the blocks' buffers share (ValueError when they
-    differ); an explicit value wins."""
+    takes the item size the blocks' buffers share (1 when they differ: the
+    bytes of each); an explicit value wins."""
     views, typesize = _block_views(blocks, typesize)
     _refuse_delta(filters)
     plan = _vl_plan(views, typesize, codec, clevel, filters)
@@ -40,16 +40,14 @@ def compress_vlblocks(blocks: Iterable, *, typesize: int | None = None,
 
 def _block_views(blocks: Iterable, typesize: int | None) -> tuple[list[memoryview], int]:
     """The blocks as byte views, and the typesize (given, or their buffers'
-    shared item size)."""
+    shared item size; 1, API.md's default, when their item sizes differ)."""
     pairs = [byte_view(b) for b in blocks]
     views = [v for v, _ in pairs]
     if not views:
         raise ValueError("at least one block is needed")
     if typesize is None:
-        sizes = sorted({size for _, size in pairs})
-        if len(sizes) > 1:
-            raise ValueError(f"blocks of item sizes {sizes}: give typesize")
-        typesize = sizes[0]
+        sizes = {size for _, size in pairs}
+        typesize = sizes.pop() if len(sizes) == 1 else 1
     if any(len(v) == 0 for v in views):
         raise ValueError("every VL block needs at least one byte")
     return views, typesize
