@@ -165,7 +165,8 @@ def answer(path):
 
 
 # one request per line ("KIND PATH"), one answer each (its length in decimal
-# and a newline, then the verdicts); the server itself never calls C-Blosc2, only its forked children
+# and a newline, then the verdicts); the server itself never calls C-Blosc2,
+# only its forked children do
 for line in sys.stdin:
     kind, path = line.rstrip("\n").split(" ", 1)
     got = answer(path)
@@ -195,10 +196,10 @@ class _Server:
             try:
                 proc.stdin.write(f"{kind} {path}\n".encode())
                 proc.stdin.flush()
-                size = b""
+                end, size = time.monotonic() + timeout, b""
                 while not size.endswith(b"\n"):
-                    size += self._read(proc, 1, timeout)
-                return self._read(proc, int(size), timeout)
+                    size += self._read(proc, 1, end, timeout)
+                return self._read(proc, int(size), end, timeout)
             except BaseException:
                 proc.kill()          # half an answer may be left in the pipe
                 proc.wait()
@@ -206,8 +207,9 @@ class _Server:
                 raise
 
     @staticmethod
-    def _read(proc: subprocess.Popen, n: int, timeout: float) -> bytes:
-        fd, got, end = proc.stdout.fileno(), bytearray(), time.monotonic() + timeout
+    def _read(proc: subprocess.Popen, n: int, end: float, timeout: float) -> bytes:
+        """``n`` bytes of the answer, by the monotonic time ``end``."""
+        fd, got = proc.stdout.fileno(), bytearray()
         while len(got) < n:
             left = end - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
