@@ -9,8 +9,8 @@ entries, the metalayers, the vlmetalayers (their stored chunks) and the
 trailer fields.  :meth:`FrameParts.build` writes them back: a size left
 None is computed from the bytes it describes, any other field left None
 (or a whole part) is what the builder writes for the stored chunks, and
-any other is written as given.  With nothing changed the input comes back byte for byte: every
-structure is composed through its declaration in
+any other is written as given.  With nothing changed the input comes back
+byte for byte: every structure is composed through its declaration in
 :mod:`blosckit.formats.frame` and the builders of :mod:`.build`, and a
 section the composer would lay out otherwise than the input did (a
 writer's padding, a name stored twice) is kept as stored for as long as
@@ -252,6 +252,8 @@ def _has_none(values: dict[str, Any], computed: tuple[str, ...]) -> bool:
 def _fill(values: dict[str, Any], ref: dict[str, Any], computed: tuple[str, ...]) -> None:
     """Each None of ``values`` (nested) but ``computed`` set to ``ref``'s."""
     for k, v in values.items():
+        if k not in ref:            # not a field of this layout: its builder says so
+            continue
         if v is None and k not in computed:
             values[k] = copy.deepcopy(ref[k])
         elif isinstance(v, dict):
