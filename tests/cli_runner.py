@@ -79,6 +79,8 @@ def _child(req: dict) -> None:
                 runpy.run_module("blosckit", run_name="__main__", alter_sys=True)
             else:
                 sys.argv = ["-c", *req["argv"]]
+                if not sys.flags.safe_path:     # python -c: the working directory first
+                    sys.path[0] = ""
                 exec(compile(req["code"], "<string>", "exec"),
                      {"__name__": "__main__", "__builtins__": __builtins__})
             status = 0

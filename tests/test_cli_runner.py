@@ -47,3 +47,11 @@ def test_the_run_is_in_the_callers_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert cli_runner.python("import os\nprint(os.getcwd())", text=True).stdout.strip() == \
         str(tmp_path)
+
+
+def test_the_import_path_starts_as_python_c_starts_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = "import sys\nprint(repr(sys.path[0]))"
+    real = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert real.returncode == 0
+    assert cli_runner.python(code, text=True).stdout == real.stdout
