@@ -416,9 +416,10 @@ def test_extended_header_flags_on_a_17_byte_version_2_chunk_stop_at_the_cut():
             ("T-truncated", 17, "chunk.header.extended")
     # C-Blosc2 reads past these 17 bytes (the extended header it expects is
     # not there), so its answer depends on the memory after them: in a batch
-    # of 200 it once decoded the blob.  It refuses nearly always; ask five times.
-    verdicts = fuzz.c_blosc2_verdicts([blob] * 5)
-    assert sum(not v.b2_ok for v in verdicts) >= 4
+    # of 200 it once decoded the blob, and one of five copies now and then.
+    # It refuses nearly always; ask twenty times.
+    verdicts = fuzz.c_blosc2_verdicts([blob] * 20)
+    assert sum(not v.b2_ok for v in verdicts) >= 15
     assert all(v.b1_ok is False for v in verdicts)
 
 

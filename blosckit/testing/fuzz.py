@@ -164,21 +164,32 @@ def answer(path):
     return b"".join(out)
 
 
-# one request per line ("KIND PATH"), one answer each (its length in decimal
-# and a newline, then the verdicts); the server itself never calls C-Blosc2,
-# only its forked children do
+# One request per line ("KIND PATH"), one answer each (its length in decimal
+# and a newline, then the verdicts).  Each request is answered by a child
+# forked for it, which reads the blobs and forks C-Blosc2's children in
+# turn: the server's own heap holds nothing but the imports, so C-Blosc2,
+# reading past a blob, finds what a fresh interpreter's heap would hold,
+# not earlier requests' blobs.
 for line in sys.stdin:
     kind, path = line.rstrip("\n").split(" ", 1)
-    got = answer(path)
-    sys.stdout.buffer.write(b"%d\n" % len(got) + got)
-    sys.stdout.buffer.flush()
+    pid = os.fork()
+    if pid == 0:
+        got = answer(path)
+        sys.stdout.buffer.write(b"%d\n" % len(got) + got)
+        sys.stdout.buffer.flush()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if status:                   # the request's child died: an empty answer
+        sys.stdout.buffer.write(b"0\n")
+        sys.stdout.buffer.flush()
 """
 
 
 class _Server:
     """The long-lived process that answers :func:`c_blosc2_verdicts`: it
     imports python-blosc2 once (half a second per start otherwise) and forks
-    a child per run of blobs, so a crash in C-Blosc2 never reaches it."""
+    a child per request, which forks one per run of blobs, so a crash in
+    C-Blosc2 never reaches it."""
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
