@@ -27,12 +27,12 @@ from ..formats import chunk as fc
 from ..formats import enums
 from ..formats.chunk import ChunkView
 from ..formats.rules import Collect, RaiseFirst, Sink
+from .plan import MAX_THREADS
 
 __all__ = ["Chunk", "parse_chunk", "decompress", "decompress_into", "getitem", "chunk_sizes",
-           "check_chunk", "MAX_NBYTES"]
+           "check_chunk", "check_threads", "MAX_NBYTES"]
 
 MAX_NBYTES = fc.MAX_NBYTES
-MAX_THREADS = 64                  # the native block loop's thread cap
 _NAN = {w: struct.pack("<f" if w == 4 else "<d", float("nan")) for w in fc.NAN_WIDTHS}
 ROOT = "chunk"                    # the root of every path this module reports
 
@@ -608,7 +608,9 @@ def _repeat(out: memoryview, unit: bytes) -> None:
     _repeat_from(out, filled)
 
 
-def _check_threads(nthreads: int) -> int:
+def check_threads(nthreads: int) -> int:
+    """``nthreads`` when it is an int in 1..MAX_THREADS (the native block
+    loop's cap); TypeError or ValueError otherwise."""
     if isinstance(nthreads, bool) or not isinstance(nthreads, int):
         raise TypeError(f"nthreads must be an int, not {type(nthreads).__name__}")
     if not 1 <= nthreads <= MAX_THREADS:
@@ -618,7 +620,7 @@ def _check_threads(nthreads: int) -> int:
 
 def _decompress(src, nthreads: int, max_nbytes: int) -> bytes:
     """The Python reader's decompress (what the native fast path declines)."""
-    _check_threads(nthreads)
+    check_threads(nthreads)
     mv = as_view(src)
     v = _read(mv, max_nbytes)
     checked = _check_decode(v, mv)
@@ -654,7 +656,7 @@ def decompress(src, *, nthreads: int = 1, max_nbytes: int = MAX_NBYTES, dst=None
 def decompress_into(src, dst, *, nthreads: int = 1) -> int:
     """Decode a chunk into the writable bytes-like ``dst`` (at least nbytes
     long, else ValueError) and return nbytes."""
-    _check_threads(nthreads)
+    check_threads(nthreads)
     if _FAST[0] is not None:
         n = native.decompress_fast_into(src, dst, _FAST[0], nthreads)
         if n is not None:

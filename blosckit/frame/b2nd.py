@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from .. import native
 from ..chunk.encode import compress
-from ..chunk.encode import MAX_THREADS
 from ..chunk.header import SPECIAL_KINDS, header
 from ..chunk.plan import get_plan
-from ..chunk.read import fast_table
+from ..chunk.read import check_threads, fast_table
 from ..errors import FormatError, Problem
 from ..formats import b2nd as fb
 from ..formats import chunk as fc
@@ -119,7 +118,7 @@ class B2nd:
         (default 2**31 - 1; None: no cap; :meth:`iter_read` streams any
         size).  Each block is decoded straight into its place in the output,
         blocks spread over ``nthreads`` threads."""
-        _check_threads(nthreads)
+        check_threads(nthreads)
         total = math.prod(self.shape) * self._frame.typesize
         if not self._native_ready():
             return joined(self.iter_read(max_nbytes=max_nbytes, nthreads=nthreads), total)
@@ -139,7 +138,7 @@ class B2nd:
         array is one piece), so memory holds one row of chunks however large
         the array (no cap unless ``max_nbytes`` is given), and the pages of
         a mapped file are given back as they are read."""
-        _check_threads(nthreads)
+        check_threads(nthreads)
         ts = self._frame.typesize
         if not self._start_whole(max_nbytes):
             return
@@ -325,7 +324,7 @@ class B2nd:
         needed); errors, ``max_nbytes`` and ``nthreads`` as :meth:`read`.
         Allocated once the checks and the first chunk have shown the sizes
         real; each block decoded straight into its place."""
-        _check_threads(nthreads)
+        check_threads(nthreads)
         dtype = self.numpy_dtype()
         if not self._native_ready():
             out, flat, at = None, memoryview(b""), 0
@@ -355,7 +354,7 @@ class B2nd:
     def region(self, key, *, nthreads: int = 1):
         """``self[key]`` with the blocks to decode spread over ``nthreads``
         threads (one for regions of less than 256 KiB of blocks)."""
-        _check_threads(nthreads)
+        check_threads(nthreads)
         dtype = self.numpy_dtype()
         ranges, drop = _region(key, self.shape)
         # a range's ends by its first and last index (min() and max() would
@@ -518,15 +517,6 @@ def chunk_items(data, cshape: Sequence[int], bshape: Sequence[int], dtype):
     blocks = items.reshape([*nblocks, *bshape])
     order = [x for d in range(nd) for x in (d, nd + d)]
     return blocks.transpose(order).reshape([n * b for n, b in zip(nblocks, bshape)])
-
-
-def _check_threads(nthreads) -> None:
-    """TypeError or ValueError, as the chunk reader's, unless ``nthreads`` is
-    an int in 1..MAX_THREADS."""
-    if isinstance(nthreads, bool) or not isinstance(nthreads, int):
-        raise TypeError(f"nthreads must be an int, not {type(nthreads).__name__}")
-    if not 1 <= nthreads <= MAX_THREADS:
-        raise ValueError(f"nthreads must be in 1..{MAX_THREADS}, got {nthreads}")
 
 
 def _region(key, shape: Sequence[int]) -> tuple[list[range], set[int]]:
