@@ -124,8 +124,7 @@ class B2nd:
             return joined(self.iter_read(max_nbytes=max_nbytes, nthreads=nthreads), total)
         if not self._start_whole(max_nbytes):
             return b""
-        if total > _CHECK_FIRST:
-            self._first_checked()
+        self._first_checked(0, total)
         obj, view = new_bytes(total)
         self._read_whole(view, nthreads)
         view.release()
@@ -153,8 +152,7 @@ class B2nd:
             per = math.prod(grid[1:]) if self.shape else 1
             plans = self._whole_plans()
             for first, shape in bands:
-                if math.prod(shape) * ts > _CHECK_FIRST:
-                    self._first_checked(first)
+                self._first_checked(first, math.prod(shape) * ts)
                 out = bytearray(math.prod(shape) * ts)
                 self._read_chunks(plans, range(first, first + per), out, -plans.bases[first],
                                   nthreads, whole=True)
@@ -240,9 +238,13 @@ class B2nd:
         for a in range(0, n, per):
             self._read_chunks(plans, range(a, min(n, a + per)), out, 0, nthreads, whole=True)
 
-    def _first_checked(self, ci: int = 0) -> None:
-        """Chunk ``ci`` checked before the output is allocated: the kernel's
-        checks, or the Python reader's (which raise) when it does not take it."""
+    def _first_checked(self, ci: int, nbytes: int) -> None:
+        """Chunk ``ci`` checked before an output of ``nbytes`` is allocated
+        (one above ``_CHECK_FIRST``: a smaller one costs less than the
+        look): the kernel's checks, or the Python reader's (which raise)
+        when it does not take it."""
+        if nbytes <= _CHECK_FIRST:
+            return
         _, view = self._frame.locate(ci)
         if view is not None:
             status, _ = native.b2nd_read(view, _ZERO_OFFSET, _ONE_BASE, _ONE_PLAN, _NO_PLANS,
@@ -337,8 +339,7 @@ class B2nd:
             return out if out is not None else numpy().empty(self.shape, dtype)
         if not self._start_whole(max_nbytes):
             return numpy().empty(self.shape, dtype)
-        if math.prod(self.shape) * self._frame.typesize > _CHECK_FIRST:
-            self._first_checked()
+        self._first_checked(0, math.prod(self.shape) * self._frame.typesize)
         out = numpy().empty(self.shape, dtype)
         self._read_whole(out.reshape(-1).view("u1"), nthreads)
         return out
@@ -469,8 +470,7 @@ class B2nd:
                 continue
             if plans.add(lambda: block_runs(cshape, bshape, origin, lo, hi, ts, picks), 0):
                 chunks.append(ci)
-        if math.prod(shape) * ts > _CHECK_FIRST:
-            self._first_checked(chunks[0])
+        self._first_checked(chunks[0], math.prod(shape) * ts)
         box = numpy().empty(shape, dtype)
         self._read_chunks(plans, chunks, box.reshape(-1).view("u1"), 0, nthreads,
                           sel=range(len(chunks)))
