@@ -33,14 +33,7 @@ def strides(shape: Sequence[int]) -> list[int]:
 
 def grid_indexes(counts: Sequence[int]) -> Iterator[tuple[int, ...]]:
     """Indexes of an n-d grid in C order (one empty index for 0 dimensions)."""
-    idx = [0] * len(counts)
-    for _ in range(math.prod(counts)):
-        yield tuple(idx)
-        for d in range(len(counts) - 1, -1, -1):
-            idx[d] += 1
-            if idx[d] < counts[d]:
-                break
-            idx[d] = 0
+    return product(*map(range, counts))
 
 
 def touches(r: range, a: int, b: int) -> bool:
