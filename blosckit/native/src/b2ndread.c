@@ -114,13 +114,11 @@ static int in_place_only(const bk_b2nd_job *j) {
   return 1;
 }
 
+/* The block's runs (checked by check_plans) from the block at blk, which
+ * starts at chunk offset block_at, into the output (read only: the cast). */
 static void copy_out(const int64_t *x, int64_t nrun, int64_t block_at, const uint8_t *blk,
                      uint8_t *out) {
-  for (int64_t r = 0; r < nrun; r++, x += BK_RUN_FIELDS) {
-    const uint8_t *src = blk + (x[0] - block_at);
-    uint8_t *dst = out + x[1];
-    for (int64_t k = 0; k < x[3]; k++, src += x[4], dst += x[5]) memcpy(dst, src, (size_t)x[2]);
-  }
+  bk_copy_checked_runs((uint8_t *)blk, block_at, out, 0, x, (size_t)nrun, 0);
 }
 
 static int read_unit(void *arg, bk_worker *w, int32_t u) {

@@ -75,6 +75,11 @@ typedef struct {
 typedef int (*bk_block_fn)(void *arg, bk_worker *w, int32_t j);
 int32_t bk_parallel_blocks(bk_block_fn fn, void *arg, int32_t first, int32_t count,
                            int nthreads, size_t scratch, void *ctx_new, void *ctx_free);
+/* runs.c: the copies of runs already checked against both buffers (chunk
+ * offsets less chunk_base, array offsets plus array_base; to_chunk 0: the
+ * chunk is only read) */
+void bk_copy_checked_runs(uint8_t *chunk, int64_t chunk_base, uint8_t *array,
+                          int64_t array_base, const int64_t *runs, size_t nruns, int to_chunk);
 void bk_shuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
 void bk_unshuffle_level(int level, const uint8_t *src, uint8_t *dst, size_t n, size_t typesize);
 
