@@ -540,8 +540,8 @@ def stored_trailer_body(stored: Mapping[Any, bytes], version: int = 1, **section
     """The trailer up to its fixed tail, the vlmetalayer values ``stored``
     as given (chunks, name -> chunk); ``section``: :func:`_section`'s
     overrides (the frame composer's)."""
-    return ff.FAST_TRAILER_HEAD.build(dict(version=version)) + _section(stored, ff.LEN_TRAILER_HEAD, 0,
-                                                                  **section)
+    return ff.FAST_TRAILER_HEAD.build(dict(version=version)) + \
+        _section(stored, ff.LEN_TRAILER_HEAD, 0, **section)
 
 
 def _header(first: fc.RawHeader | None, last: fc.StoredChunk | None, *, codec: int,
